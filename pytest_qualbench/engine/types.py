@@ -1,0 +1,56 @@
+"""Records and the protocol every search engine speaks (DESIGN.md section 5)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Protocol, runtime_checkable
+
+from pytest_qualbench.fixtures import Entry
+
+DEFAULT_KINDS = ("durable", "session")
+ALL_KINDS = ("durable", "ephemeral", "session")
+DEFAULT_LIMIT = 10
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A searchable piece of one entry's haystack.
+
+    `source` is the entry's source_label and `position` the chunk's index within
+    that source: together they are the stable key every tie-break uses.
+    """
+
+    text: str
+    title: str
+    source: str
+    kind: str
+    position: int
+    entry_id: str = ""
+    metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+
+@dataclass(frozen=True)
+class Result:
+    """One ranked hit. Only `text` is required of a custom engine's results."""
+
+    text: str
+    layer: str | None = None
+    title: str = ""
+    score: float = 0.0
+    source: str = ""
+    position: int = 0
+
+
+@runtime_checkable
+class SearchEngine(Protocol):
+    """What the plugin needs of an engine; `chunks()` is optional (exact IDCG)."""
+
+    def index(self, entries: Sequence[Entry]) -> None:
+        """Index all entries of one content type (called once per session)."""
+
+    def search(
+        self, query: str, *, limit: int = DEFAULT_LIMIT, kinds: Iterable[str] = DEFAULT_KINDS
+    ) -> Sequence[Result]:
+        """Return at most `limit` results, best first, from chunks of the given kinds."""
