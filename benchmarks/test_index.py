@@ -1,0 +1,53 @@
+"""Index build time and index memory: the engine against FTS5 building both tables."""
+
+from __future__ import annotations
+
+import gc
+
+import pytest
+from pytest_benchmark.fixture import BenchmarkFixture
+
+from benchmarks.corpus import SCALES
+from benchmarks.ledger import BUILD_S, MEMORY_MB, Ledger
+from benchmarks.measure import traced
+from benchmarks.workbench import ENGINE, FTS5, SIDES, EngineSide, Fts5Side, Workbench
+
+# A 100k build takes tens of seconds; one round is what the time budget allows.
+BUILD_ROUNDS = {"1k": 3, "10k": 1, "100k": 1}
+
+
+@pytest.mark.parametrize("side", SIDES)
+def test_index_build(
+    benchmark: BenchmarkFixture, workbench: Workbench, ledger: Ledger, scale: str, side: str
+) -> None:
+    workbench.corpus(scale)
+    gc.collect()
+    benchmark.group = f"index build {scale}"
+    benchmark.pedantic(workbench.build, args=(scale, side), rounds=BUILD_ROUNDS[scale], iterations=1)
+    seconds = benchmark.stats.stats.median
+    benchmark.extra_info["chunks"] = SCALES[scale]
+    ledger.record(scale, BUILD_S, side, seconds)
+
+
+def test_engine_keeps_one_chunk_per_entry(workbench: Workbench, scale: str) -> None:
+    """The corpus is built so that each entry is one chunk; sizes mean what they say."""
+    built = workbench.built(scale, ENGINE)
+    assert isinstance(built, EngineSide)
+    assert built.chunk_count() == SCALES[scale]
+
+
+def test_index_memory(workbench: Workbench, ledger: Ledger, scale: str) -> None:
+    """Peak traced Python heap of an engine build against the FTS5 database's pages."""
+    corpus = workbench.corpus(scale)
+    reference = workbench.built(scale, FTS5)
+    assert isinstance(reference, Fts5Side)
+    engine_build = traced(lambda: EngineSide(corpus))
+    del engine_build.value
+    megabyte = 1024 * 1024
+    ledger.record(scale, MEMORY_MB, ENGINE, engine_build.peak_bytes / megabyte)
+    ledger.record(scale, MEMORY_MB, FTS5, reference.size_bytes() / megabyte)
+    ledger.notes.append(
+        f"{scale}: engine index retained {engine_build.retained_bytes / megabyte:.1f} MB "
+        f"after build (peak {engine_build.peak_bytes / megabyte:.1f} MB)"
+    )
+    assert engine_build.retained_bytes > 0

@@ -1,0 +1,48 @@
+"""Query latency: the full engine against FTS5 running the same two layers, fused."""
+
+from __future__ import annotations
+
+import pytest
+from pytest_benchmark.fixture import BenchmarkFixture
+
+from benchmarks.ledger import QUERY_P50_MS, Ledger
+from benchmarks.measure import median_query_ms, percentile_query_ms, timed_passes
+from benchmarks.workbench import SIDES, Workbench
+
+# Passes over the 200 queries; a 100k FTS5 pass takes many seconds.
+QUERY_ROUNDS = {"1k": 5, "10k": 3, "100k": 2}
+# Share of queries whose source chunk must come back: both sides must do real work.
+MIN_SOURCE_FOUND = 0.5
+
+
+@pytest.mark.parametrize("side", SIDES)
+def test_query_latency(
+    benchmark: BenchmarkFixture, workbench: Workbench, ledger: Ledger, scale: str, side: str
+) -> None:
+    built = workbench.built(scale, side)
+    queries = [query.text for query in workbench.corpus(scale).queries]
+    # One untimed pass: first-use costs (memoised stems, page cache) are not query time.
+    for query in queries:
+        built.search(query)
+    samples: list[list[int]] = [[] for _ in queries]
+    benchmark.group = f"query pass {scale}"
+    benchmark.pedantic(
+        timed_passes(built.search, queries, samples), rounds=QUERY_ROUNDS[scale], iterations=1
+    )
+    p50 = median_query_ms(samples)
+    benchmark.extra_info.update(
+        {"queries": len(queries), "p50_ms": p50, "p95_ms": percentile_query_ms(samples, 95)}
+    )
+    ledger.record(scale, QUERY_P50_MS, side, p50)
+
+
+@pytest.mark.parametrize("side", SIDES)
+def test_queries_find_their_source_chunk(workbench: Workbench, scale: str, side: str) -> None:
+    corpus = workbench.corpus(scale)
+    built = workbench.built(scale, side)
+    texts = {entry.id: entry.haystack for entry in corpus.entries}
+    found = sum(
+        texts[query.source_entry_id] in {result.text for result in built.search(query.text)}
+        for query in corpus.queries
+    )
+    assert found >= MIN_SOURCE_FOUND * len(corpus.queries)
