@@ -11,7 +11,7 @@ import pytest
 
 # A deliberately simple engine (every query word must occur in the chunk), so
 # plugin tests assert the plugin's behaviour, not the built-in engine's ranking.
-WORD_ENGINE = '''
+WORD_ENGINE = """
 from pytest_qualbench.engine.types import Chunk, Result
 
 class WordEngine:
@@ -31,7 +31,7 @@ class WordEngine:
         words = query.lower().split()
         hits = [c for c in self._chunks if c.kind in kinds and all(w in c.text.lower() for w in words)]
         return [Result(c.text, "porter", c.source, 1.0, c.source, c.position) for c in hits[:limit]]
-'''
+"""
 
 
 def entry(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,9 +22,13 @@ MARKDOWN = [
             case("md_001_q_neg", "hallucigenia", []),
         ],
     ),
-    entry("md_002", "# Retry\n\nexponential backoff with jitter", [
-        case("md_002_q1", "backoff jitter", ["exponential backoff"]),
-    ]),
+    entry(
+        "md_002",
+        "# Retry\n\nexponential backoff with jitter",
+        [
+            case("md_002_q1", "backoff jitter", ["exponential backoff"]),
+        ],
+    ),
     entry("md_003", "a distractor about pool sizing", []),
 ]
 JSON_ENTRIES = [
@@ -101,18 +104,24 @@ def test_keyword_selects_one_entry(pytester: pytest.Pytester) -> None:
 
 @pytest.mark.usefixtures("bench")
 def test_keyword_and_marker_by_content_type(pytester: pytest.Pytester) -> None:
-    pytester.runpytest("--qualbench", "-k", "json and not neg").assert_outcomes(passed=1, deselected=4)
+    pytester.runpytest("--qualbench", "-k", "json and not neg").assert_outcomes(
+        passed=1, deselected=4
+    )
     pytester.runpytest("--qualbench", "-m", "markdown", "-k", "neg").assert_outcomes(
         passed=1, deselected=4
     )
 
 
-def test_selection_does_not_change_the_corpus(pytester: pytest.Pytester, write_fixture: WriteFixture) -> None:
+def test_selection_does_not_change_the_corpus(
+    pytester: pytest.Pytester, write_fixture: WriteFixture
+) -> None:
     """md_002 is a distractor for md_001's query: it must outrank it even when deselected."""
     write_fixture(
         "markdown.jsonl",
         [
-            entry("md_001", "pool settings", [case("md_001_q1", "pool", ["pool settings"], ceiling=1)]),
+            entry(
+                "md_001", "pool settings", [case("md_001_q1", "pool", ["pool settings"], ceiling=1)]
+            ),
             entry("md_002", "pool sizing", [case("md_002_q1", "sizing", ["pool sizing"])]),
         ],
     )
@@ -167,7 +176,14 @@ def test_negative_case_fails_when_anything_returns(
 ) -> None:
     write_fixture(
         "curated.jsonl",
-        [entry("cur_001", "adr about pool", [case("cur_001_q_neg", "pool", [])], content_type="curated")],
+        [
+            entry(
+                "cur_001",
+                "adr about pool",
+                [case("cur_001_q_neg", "pool", [])],
+                content_type="curated",
+            )
+        ],
     )
     result = pytester.runpytest("--qualbench", "-k", "cur_001")
     result.assert_outcomes(failed=1, deselected=5)
@@ -180,12 +196,16 @@ def test_checks_option_limits_what_fails_an_item(
 ) -> None:
     write_fixture(
         "curated.jsonl",
-        [entry("cur_001", "adr about pool", [case("cur_001_q1", "pool", ["adr"], layer="trigram")])],
+        [
+            entry(
+                "cur_001", "adr about pool", [case("cur_001_q1", "pool", ["adr"], layer="trigram")]
+            )
+        ],
     )
     pytester.runpytest("--qualbench", "-k", "cur_001").assert_outcomes(failed=1, deselected=5)
-    pytester.runpytest("--qualbench", "-k", "cur_001", "--qualbench-checks=needles,rank").assert_outcomes(
-        passed=1, deselected=5
-    )
+    pytester.runpytest(
+        "--qualbench", "-k", "cur_001", "--qualbench-checks=needles,rank"
+    ).assert_outcomes(passed=1, deselected=5)
 
 
 @pytest.mark.usefixtures("bench")
@@ -209,12 +229,18 @@ def test_broken_line_is_an_error_and_the_rest_still_runs(pytester: pytest.Pytest
 
 @pytest.mark.usefixtures("bench")
 def test_floors_met_and_missed(pytester: pytest.Pytester) -> None:
-    met = pytester.runpytest("--qualbench", "--qualbench-floor=mrr:1.0", "--qualbench-floor=json.hit@1:1")
+    met = pytester.runpytest(
+        "--qualbench", "--qualbench-floor=mrr:1.0", "--qualbench-floor=json.hit@1:1"
+    )
     assert met.ret == pytest.ExitCode.OK
-    met.stdout.fnmatch_lines(["floor mrr: 1.000 vs 1.000 ok", "floor json.hit@1: 1.000 vs 1.000 ok"])
+    met.stdout.fnmatch_lines(
+        ["floor mrr: 1.000 vs 1.000 ok", "floor json.hit@1: 1.000 vs 1.000 ok"]
+    )
     assert [f["ok"] for f in read_report(pytester)["floors"]] == [True, True]
 
-    pytester.makeini("[pytest]\nqualbench_engine = wordengine:WordEngine\nqualbench_floors = markdown.mrr:0.9\n")
+    pytester.makeini(
+        "[pytest]\nqualbench_engine = wordengine:WordEngine\nqualbench_floors = markdown.mrr:0.9\n"
+    )
     path = pytester.path / "bench_fixtures" / "markdown.jsonl"
     path.write_text(path.read_text().replace('"connection pool settings"', '"pool"'))
     missed = pytester.runpytest("--qualbench", "--qualbench-checks=needles")
@@ -248,7 +274,9 @@ def test_bad_floor_is_a_usage_error(pytester: pytest.Pytester, floor: str, messa
 
 @pytest.mark.usefixtures("bench")
 def test_bad_ini_floor_is_a_usage_error(pytester: pytest.Pytester) -> None:
-    pytester.makeini("[pytest]\nqualbench_engine = wordengine:WordEngine\nqualbench_floors = mmr:0.9\n")
+    pytester.makeini(
+        "[pytest]\nqualbench_engine = wordengine:WordEngine\nqualbench_floors = mmr:0.9\n"
+    )
     result = pytester.runpytest("--qualbench")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*ini qualbench_floors*unknown metric 'mmr'*"])
@@ -268,7 +296,10 @@ def test_report_schema(pytester: pytest.Pytester) -> None:
     assert sorted(report["metadata"]) == [
         "engine", "git", "platform", "plugin_version", "python", "relevant_set", "selection", "timestamp",
     ]  # fmt: skip
-    assert report["metadata"]["engine"] == {"name": "wordengine:WordEngine", "config": {"kind": "word"}}
+    assert report["metadata"]["engine"] == {
+        "name": "wordengine:WordEngine",
+        "config": {"kind": "word"},
+    }
     assert report["metadata"]["relevant_set"] == "chunks"
     assert sorted(report["overall"]) == sorted(
         ["cases", "hit@1", "hit@3", "hit@5", "hit@10", "precision@1", "recall@5", "recall@10", "mrr",
@@ -276,7 +307,9 @@ def test_report_schema(pytester: pytest.Pytester) -> None:
     )  # fmt: skip
     assert sorted(report["by_content_type"]) == ["json", "markdown"]
     assert sorted(report["by_layer"]) == ["porter"]
-    assert report["negatives"]["by_content_type"] == {"markdown": {"cases": 1, "negative_pass": 1.0}}
+    assert report["negatives"]["by_content_type"] == {
+        "markdown": {"cases": 1, "negative_pass": 1.0}
+    }
     assert sorted(report["latency"]["markdown"]) == ["index_ms", "p50_ms", "p95_ms"]
     first = report["cases"][0]
     assert first["case_id"] == "json_001_q1"
@@ -304,7 +337,10 @@ def test_hash_changes_with_one_byte(pytester: pytest.Pytester) -> None:
     path = pytester.path / "bench_fixtures" / "json.jsonl"
     path.write_text(path.read_text().replace("250", "251"))
     pytester.runpytest("--qualbench", "--qualbench-report=b.json")
-    assert read_report(pytester, "a.json")["dataset_hash"] != read_report(pytester, "b.json")["dataset_hash"]
+    assert (
+        read_report(pytester, "a.json")["dataset_hash"]
+        != read_report(pytester, "b.json")["dataset_hash"]
+    )
 
 
 @pytest.mark.usefixtures("bench")
@@ -342,7 +378,9 @@ def test_named_jsonl_file_runs_without_the_flag(pytester: pytest.Pytester) -> No
 
 @pytest.mark.usefixtures("bench")
 def test_ini_switch_collects_the_benchmark_with_plain_pytest(pytester: pytest.Pytester) -> None:
-    pytester.makeini("[pytest]\nqualbench_engine = wordengine:WordEngine\nqualbench_enabled = true\n")
+    pytester.makeini(
+        "[pytest]\nqualbench_engine = wordengine:WordEngine\nqualbench_enabled = true\n"
+    )
     pytester.makepyfile(test_plain="def test_ok():\n    pass\n")
     pytester.runpytest().assert_outcomes(passed=6)
     pytester.runpytest("-k", "md_001").assert_outcomes(passed=3, deselected=3)
@@ -360,8 +398,12 @@ def test_empty_cases_entry_is_indexed_but_asks_nothing(
     write_fixture(
         "plaintext.jsonl",
         [
-            entry("txt_001", "alpha beta", [case("txt_001_q1", "alpha", ["alpha beta"], ceiling=0)],
-                  content_type="plaintext"),
+            entry(
+                "txt_001",
+                "alpha beta",
+                [case("txt_001_q1", "alpha", ["alpha beta"], ceiling=0)],
+                content_type="plaintext",
+            ),
             entry("txt_002", "alpha gamma", [], content_type="plaintext"),
         ],
     )
