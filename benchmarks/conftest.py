@@ -67,7 +67,9 @@ def workbench(pytestconfig: pytest.Config) -> Workbench:
     return pytestconfig.stash[WORKBENCH]
 
 
-def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, config: pytest.Config) -> None:
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, config: pytest.Config
+) -> None:
     lines = config.stash[LEDGER].table()
     if len(lines) > 2:
         terminalreporter.section("qualbench performance: engine / FTS5, same run")

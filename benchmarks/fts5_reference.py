@@ -109,7 +109,9 @@ class Fts5Reference:
                 layers.setdefault(rowid, []).append(layer)
         fused = sorted(ranks, key=lambda rowid: (-rrf_score(ranks[rowid]), rowid))[:limit]
         return [
-            ReferenceHit(rowid, self._texts[rowid], _layer_label(layers[rowid]), rrf_score(ranks[rowid]))
+            ReferenceHit(
+                rowid, self._texts[rowid], _layer_label(layers[rowid]), rrf_score(ranks[rowid])
+            )
             for rowid in fused
         ]
 

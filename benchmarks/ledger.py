@@ -54,7 +54,9 @@ class Ledger:
 
     def table(self) -> list[str]:
         """The ratio table at every measured scale, then the scaling exponents."""
-        header = f"{'scale':>6} | {'metric':<12} | {'engine':>10} | {'fts5':>10} | {'ratio':>6} | target"
+        header = (
+            f"{'scale':>6} | {'metric':<12} | {'engine':>10} | {'fts5':>10} | {'ratio':>6} | target"
+        )
         lines = [header, "-" * len(header)]
         for scale in self.scales():
             for metric, target in RATIO_TARGETS.items():

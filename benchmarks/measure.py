@@ -9,32 +9,29 @@ import time
 import tracemalloc
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Generic, TypeVar
-
-T = TypeVar("T")
 
 
 @dataclass(frozen=True)
-class Traced(Generic[T]):
-    """What a call returned and the Python heap it took: peak during it, kept after it."""
+class MemoryUse:
+    """The Python heap a build took: its peak during the build, and what it kept after."""
 
-    value: T
     peak_bytes: int
     retained_bytes: int
 
 
-def traced(build: Callable[[], T]) -> Traced[T]:
-    """Run build under tracemalloc (numpy reports its buffers to it too)."""
+def traced_memory(build: Callable[[], object]) -> MemoryUse:
+    """Run build under tracemalloc (numpy reports its buffers to it too), then drop its result."""
     gc.collect()
     tracemalloc.start()
     try:
         baseline, _ = tracemalloc.get_traced_memory()
-        value = build()
+        built = build()
         gc.collect()
         current, peak = tracemalloc.get_traced_memory()
+        del built
     finally:
         tracemalloc.stop()
-    return Traced(value, peak - baseline, current - baseline)
+    return MemoryUse(peak - baseline, current - baseline)
 
 
 def timed_passes(
@@ -43,7 +40,7 @@ def timed_passes(
     """A function that runs every query once, appending each query's nanoseconds to samples."""
 
     def one_pass() -> None:
-        for query, query_samples in zip(queries, samples):
+        for query, query_samples in zip(queries, samples, strict=True):
             start = time.perf_counter_ns()
             search(query)
             query_samples.append(time.perf_counter_ns() - start)
@@ -69,6 +66,6 @@ def loglog_slope(sizes: Sequence[float], times: Sequence[float]) -> float:
     ys = [math.log(value) for value in times]
     mean_x = statistics.fmean(xs)
     mean_y = statistics.fmean(ys)
-    return sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys)) / sum(
+    return sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / sum(
         (x - mean_x) ** 2 for x in xs
     )

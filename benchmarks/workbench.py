@@ -12,6 +12,7 @@ from typing import Protocol
 
 from benchmarks.corpus import SCALES, Corpus, build_corpus
 from benchmarks.fts5_reference import Fts5Reference
+from pytest_qualbench.engine import ALL_KINDS, Engine
 
 ENGINE = "engine"
 FTS5 = "fts5"
@@ -31,17 +32,13 @@ class Side(Protocol):
 
 
 class EngineSide:
-    """The built-in engine over the corpus; imported on first build so collection stays light."""
+    """The built-in engine over the corpus."""
 
     def __init__(self, corpus: Corpus) -> None:
-        from pytest_qualbench.engine import Engine
-
         self.engine = Engine()
         self.engine.index(corpus.entries)
 
     def search(self, query: str) -> Sequence[HasText]:
-        from pytest_qualbench.engine import ALL_KINDS
-
         return self.engine.search(query, limit=LIMIT, kinds=ALL_KINDS)
 
     def chunk_count(self) -> int:
