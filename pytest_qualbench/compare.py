@@ -647,40 +647,52 @@ def render_comparison(comparison: Comparison, fmt: str) -> str:
     if fmt == "json":
         return json.dumps(comparison_to_json(comparison), sort_keys=True, indent=2)
     check_format(fmt)
-    regressed = {regression.subject for regression in comparison.regressions}
-    headers = ["metric", "base", "head", "delta", "95% CI", "p", ""]
     verdict = (f"{len(comparison.regressions)} regression(s)" if comparison.regressions
                else "no regression")
     title = f"qualstat: {comparison.base_label} -> {comparison.head_label}: {verdict}"
-    parts = [heading(title, fmt, level=2)]
     hashes = (comparison.base_hash if comparison.base_hash == comparison.head_hash
               else f"{comparison.base_hash} -> {comparison.head_hash}")
-    parts.append(
+    parts = [
+        heading(title, fmt, level=2),
         f"dataset {hashes}, metric_version {comparison.metric_version}, "
         f"{comparison.shared_cases} cases compared"
-        + (" (--intersect: shared cases only)" if comparison.intersect else "")
-    )
+        + (" (--intersect: shared cases only)" if comparison.intersect else ""),
+    ]
     if comparison.intersect:
-        parts.append(case_list("Removed cases (only in base)", comparison.removed_cases, fmt))
-        parts.append(case_list("Added cases (only in head)", comparison.added_cases, fmt))
+        parts.append(case_list("Removed cases, only in base", comparison.removed_cases, fmt))
+        parts.append(case_list("Added cases, only in head", comparison.added_cases, fmt))
+    # The verdict and its reasons come first: a reviewer reads them, the tables back them up.
+    parts.append(regressions_section(comparison, fmt))
+    parts.append(flip_list("Newly failing", comparison.newly_failing, fmt))
+    parts.append(flip_list("Newly passing", comparison.newly_passing, fmt))
+    regressed = {regression.subject for regression in comparison.regressions}
     for scope in dict.fromkeys(change.scope for change in comparison.changes):
-        rows = [change_row(c, regressed) for c in comparison.changes if c.scope == scope]
-        section = heading(scope if scope == OVERALL else f"content type: {scope}", fmt) + "\n\n"
-        parts.append(section + table(headers, rows, fmt))
+        parts.append(scope_section(comparison, scope, regressed, fmt))
+    tilde = "`~`" if fmt == "markdown" else "~"
     parts.append(
-        f"delta `~`: no case changed. p: paired randomization test over per-case values "
-        f"({ROUNDS:,} rounds, two-sided, seed {comparison.seed}); * p < {ALPHA}. "
-        f"95% CI: percentile bootstrap of the delta ({RESAMPLES:,} resamples)."
-        if fmt == "markdown" else
-        f"delta ~: no case changed. p: paired randomization test over per-case values "
+        f"delta {tilde}: no case changed. p: paired randomization test over per-case values "
         f"({ROUNDS:,} rounds, two-sided, seed {comparison.seed}); * p < {ALPHA}.\n"
         f"95% CI: percentile bootstrap of the delta ({RESAMPLES:,} resamples)."
     )
-    parts.append(flip_list("Newly failing", comparison.newly_failing, fmt))
-    parts.append(flip_list("Newly passing", comparison.newly_passing, fmt))
     parts.append(rank_moves_section(comparison.rank_moves, fmt))
-    parts.append(regressions_section(comparison, fmt))
     return "\n\n".join(parts) + "\n"
+
+
+def scope_section(comparison: Comparison, scope: str, regressed: set[str], fmt: str) -> str:
+    """The metric table of one scope; in markdown a content type folds away unless it regressed."""
+    changes = [change for change in comparison.changes if change.scope == scope]
+    rows = [change_row(change, regressed) for change in changes]
+    body = table(["metric", "base", "head", "delta", "95% CI", "p", "verdict"], rows, fmt)
+    if scope == OVERALL:
+        return f"{heading(OVERALL, fmt)}\n\n{body}"
+    changed = sum(1 for change in changes if change.changed)
+    failed = sum(1 for change in changes if change.subject in regressed)
+    summary = f"content type: {scope} ({changed} changed, {failed} regressed)"
+    if fmt != "markdown":
+        return f"{heading(summary, fmt)}\n\n{body}"
+    # Blank lines around the table let GitHub render markdown inside <details>.
+    opened = " open" if failed else ""
+    return f"<details{opened}><summary>{summary}</summary>\n\n{body}\n\n</details>"
 
 
 def case_list(title: str, case_ids: Sequence[str], fmt: str) -> str:
