@@ -35,23 +35,10 @@ TOLERANT_MAX_DROP = 0.02
 RANK_MOVES_SHOWN = 10
 OVERALL = "overall"
 FORMATS = ("text", "markdown", "json")
-# Deltas are differences of float means; a drop of "exactly 0.02" must not
-# regress because 0.90 - 0.88 evaluates to 0.020000000000000018.
+# Deltas and sums are float arithmetic: a drop of "exactly 0.02" must not regress
+# because 0.90 - 0.88 evaluates to 0.020000000000000018.
 FLOAT_SLACK = 1e-9
 
-STRICT_METRICS = ("context_recall", "layer_accuracy", "negative_pass")
-TOLERANT_METRICS = (
-    "hit@1",
-    "hit@3",
-    "hit@5",
-    "hit@10",
-    "precision@1",
-    "recall@5",
-    "recall@10",
-    "mrr",
-    "ndcg@10",
-    "rank_ceiling_pass",
-)
 # Display order of docs/report-format.md; metrics a later metric_version adds
 # follow alphabetically.
 METRIC_ORDER = (
@@ -69,6 +56,9 @@ METRIC_ORDER = (
     "layer_accuracy",
     "negative_pass",
 )
+# A case either gets every needle / the right layer / an empty negative result or
+# not, so these metrics have no noise to tolerate: any drop is a lost case.
+STRICT_METRICS = ("context_recall", "layer_accuracy", "negative_pass")
 REQUIRED_KEYS = ("schema_version", "metric_version", "dataset_hash", "overall",
                  "by_content_type", "negatives", "cases")
 REQUIRED_CASE_KEYS = ("case_id", "content_type", "negative", "rank", "metrics", "passed")
@@ -93,9 +83,9 @@ class Rule:
         return f"{self.metric}:{self.max_drop:g}"
 
 
-DEFAULT_RULES = (
-    *(Rule(metric, TOLERANT_MAX_DROP) for metric in TOLERANT_METRICS),
-    *(Rule(metric, 0.0) for metric in STRICT_METRICS),
+DEFAULT_RULES = tuple(
+    Rule(metric, 0.0 if metric in STRICT_METRICS else TOLERANT_MAX_DROP)
+    for metric in METRIC_ORDER
 )
 
 
@@ -369,7 +359,7 @@ def binomial_cdf(trials: int, probability: float) -> list[float]:
 
 
 def percentile(sorted_values: Sequence[float], quantile: float) -> float:
-    """Nearest-rank percentile of already sorted values (Hyndman & Fan 1996, definition 1 style)."""
+    """The order statistic nearest `quantile` (Efron & Tibshirani 1993, percentile interval)."""
     index = min(len(sorted_values) - 1, max(0, round(quantile * (len(sorted_values) - 1))))
     return sorted_values[index]
 
@@ -506,9 +496,17 @@ def scope_metrics(base: Mapping[str, Any], head: Mapping[str, Any], scope: str) 
     """Metric names either report aggregates in `scope`, in display order."""
     names: set[str] = set()
     for report in (base, head):
-        names |= set(scope_table(report, scope)) | set(negatives_table(report, scope))
-    names -= {"cases", "by_content_type"}
+        names |= metric_names(scope_table(report, scope))
+        names |= metric_names(negatives_table(report, scope))
     return sorted(names, key=metric_sort_key)
+
+
+def metric_names(aggregates: Mapping[str, Any]) -> set[str]:
+    """The keys of an aggregate table that hold a metric value (a number or null)."""
+    return {
+        name for name, value in aggregates.items()
+        if name != "cases" and (value is None or type(value) in (int, float))
+    }
 
 
 def metric_change(
@@ -820,11 +818,10 @@ def metric_matrix(
 ) -> str:
     """Metrics down, scopes across: `cases` first, then metrics in display order."""
     names: set[str] = set()
-    for scope_values in tables:
-        names |= {name for name, value in scope_values.items() if not isinstance(value, dict)}
-    ordered = sorted(names - {"cases"}, key=metric_sort_key)
+    for aggregates in tables:
+        names |= metric_names(aggregates)
     rows = [[name, *(format_value(t.get(name)) for t in tables)]
-            for name in ["cases", *ordered] if name in names]
+            for name in ["cases", *sorted(names, key=metric_sort_key)]]
     return f"{heading(title, fmt)}\n\n" + table(["metric", *columns], rows, fmt)
 
 
