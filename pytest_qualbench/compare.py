@@ -592,6 +592,8 @@ def format_value(value: Any) -> str:
     """A metric or cell value for a table: floats with four decimals, null as n/a."""
     if value is None:
         return "n/a"
+    if isinstance(value, bool):
+        return json.dumps(value)
     if isinstance(value, float):
         return f"{value:.4f}"
     if isinstance(value, (dict, list)):
@@ -804,10 +806,13 @@ def render_report(report: Mapping[str, Any], fmt: str) -> str:
         parts.append(metric_matrix("By expected layer", layers,
                                    [by_layer[layer] for layer in layers], fmt))
     if report.get("latency"):
-        parts.append(generic_section("latency", report["latency"], fmt))
-    parts.append(generic_section("failures", report.get("failures") or [], fmt))
+        parts.append(generic_section("latency", report["latency"], fmt,
+                                     first_columns=("p50_ms", "p95_ms", "index_ms")))
+    parts.append(generic_section("failures", report.get("failures") or [], fmt,
+                                 first_columns=("case_id", "type", "expected", "actual")))
     if report.get("floors"):
-        parts.append(generic_section("floors", report["floors"], fmt))
+        parts.append(generic_section("floors", report["floors"], fmt,
+                                     first_columns=("metric", "floor", "value", "ok")))
     for name in sorted(set(report) - set(KNOWN_SECTIONS)):
         parts.append(generic_section(name, report[name], fmt))
     return "\n\n".join(parts) + "\n"
@@ -825,21 +830,30 @@ def metric_matrix(
     return f"{heading(title, fmt)}\n\n" + table(["metric", *columns], rows, fmt)
 
 
-def generic_section(name: str, value: Any, fmt: str) -> str:
-    """Any JSON section as the most readable table its shape allows."""
+def generic_section(name: str, value: Any, fmt: str, first_columns: Sequence[str] = ()) -> str:
+    """Any JSON section as the most readable table its shape allows; `first_columns` lead."""
     title = heading(name, fmt)
     if isinstance(value, list) and not value:
         return f"{title}\n\nnone"
     if isinstance(value, list) and all(isinstance(item, dict) for item in value):
-        columns = sorted({key for item in value for key in item})
+        columns = ordered_columns({key for item in value for key in item}, first_columns)
         rows = [[format_value(item.get(key)) for key in columns] for item in value]
         return f"{title}\n\n" + table(columns, rows, fmt)
     if isinstance(value, dict) and value and all(isinstance(v, dict) for v in value.values()):
-        columns = sorted({key for inner in value.values() for key in inner})
+        columns = ordered_columns({key for inner in value.values() for key in inner},
+                                  first_columns)
+        # Sections keyed by content type (latency, most likely any newer one) read
+        # best in the documented order; other keys fall back to alphabetical.
         rows = [[key, *(format_value(value[key].get(column)) for column in columns)]
-                for key in sorted(value)]
+                for key in sorted(value, key=content_type_sort_key)]
         return f"{title}\n\n" + table(["", *columns], rows, fmt)
     if isinstance(value, dict):
         rows = [[key, format_value(value[key])] for key in sorted(value)]
         return f"{title}\n\n" + table(["key", "value"], rows, fmt)
     return f"{title}\n\n{format_value(value)}"
+
+
+def ordered_columns(keys: set[str], first_columns: Sequence[str]) -> list[str]:
+    """`first_columns` that are present, in their order, then the other keys alphabetically."""
+    leading = [column for column in first_columns if column in keys]
+    return leading + sorted(keys - set(leading))

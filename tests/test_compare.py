@@ -330,7 +330,9 @@ def test_render_report_shows_metrics_by_scope() -> None:
     mrr_line = next(line for line in text.splitlines() if line.startswith("mrr "))
     # Three types of three rank-2 and three rank-3 cases, but pt_002_q2 sits at rank 6.
     assert mrr_line.split()[1] == f"{(3 * (3 / 2 + 3 / 3) - 1 / 3 + 1 / 6) / 18:.4f}"
-    assert "pt_002_q2" in text  # its failure
+    failures = text.splitlines()[text.splitlines().index("failures") + 3:][:2]
+    assert failures[0].split() == ["case_id", "type", "expected", "actual"]
+    assert failures[1].split() == ["pt_002_q2", "rank", "5", "6"]
 
 
 def test_render_report_renders_sections_it_does_not_know() -> None:
