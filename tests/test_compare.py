@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_qualbench.compare import (
     DEFAULT_RULES,
@@ -267,6 +269,16 @@ def test_mixed_differences_match_the_exact_p() -> None:
 
 def test_one_changed_case_is_never_significant() -> None:
     assert paired_randomization_p_value([0.0, 0.0, 1.0], random.Random(0)) == 1.0
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.sampled_from([-1.0, -0.5, 0.0, 0.25, 1.0]), min_size=1, max_size=40))
+def test_p_value_is_a_probability_blind_to_the_direction(differences: list[float]) -> None:
+    p_value = paired_randomization_p_value(differences, random.Random(3), rounds=200)
+    assert 0 < p_value <= 1
+    # |sum| is the statistic, so negating every difference cannot change p.
+    negated = [-d for d in differences]
+    assert paired_randomization_p_value(negated, random.Random(3), rounds=200) == p_value
 
 
 def test_constant_differences_have_a_point_interval() -> None:
