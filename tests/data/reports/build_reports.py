@@ -124,7 +124,7 @@ def case_failures(spec: Spec) -> list[dict[str, Any]]:
             return []
         return [{"case_id": spec.case_id, "type": "negative", "expected": 0,
                  "actual": spec.result_count}]
-    failures = []
+    failures: list[dict[str, Any]] = []
     rank = first_rank(spec)
     found = [n for n, r in zip(needles(spec), spec.needle_ranks, strict=True) if r is not None]
     layer = None if rank is None else (spec.layer or expected_layer(spec))
