@@ -36,19 +36,35 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="exit status: 0 clean, 1 regression, 2 usage error, unreadable or "
         "incomparable reports",
     )
-    parser.add_argument("base", type=Path, metavar="REPORT",
-                        help="a report to show, or the base of a comparison")
-    parser.add_argument("head", type=Path, nargs="?", metavar="HEAD",
-                        help="the report to compare against REPORT")
-    parser.add_argument("--format", dest="fmt", choices=FORMATS, default="text",
-                        help="output format (markdown suits a pull request comment)")
-    parser.add_argument("--intersect", action="store_true",
-                        help="compare only the cases both reports ran, even across "
-                        "different fixture sets, and list the added and removed ones")
-    parser.add_argument("--fail-on", dest="fail_on", type=parse_fail_on, action="append",
-                        default=[], metavar="METRIC:DELTA",
-                        help="regress when METRIC drops by more than DELTA (0 = any drop); "
-                        "repeatable; overrides the default rule of that metric")
+    parser.add_argument(
+        "base", type=Path, metavar="REPORT", help="a report to show, or the base of a comparison"
+    )
+    parser.add_argument(
+        "head", type=Path, nargs="?", metavar="HEAD", help="the report to compare against REPORT"
+    )
+    parser.add_argument(
+        "--format",
+        dest="fmt",
+        choices=FORMATS,
+        default="text",
+        help="output format (markdown suits a pull request comment)",
+    )
+    parser.add_argument(
+        "--intersect",
+        action="store_true",
+        help="compare only the cases both reports ran, even across "
+        "different fixture sets, and list the added and removed ones",
+    )
+    parser.add_argument(
+        "--fail-on",
+        dest="fail_on",
+        type=parse_fail_on,
+        action="append",
+        default=[],
+        metavar="METRIC:DELTA",
+        help="regress when METRIC drops by more than DELTA (0 = any drop); "
+        "repeatable; overrides the default rule of that metric",
+    )
     return parser
 
 
@@ -62,8 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # main() callable from tests and `python -m pytest_qualbench compare`.
         return exit_request.code if isinstance(exit_request.code, int) else EXIT_USAGE
     if args.head is None and (args.intersect or args.fail_on):
-        print("qualstat: error: --intersect and --fail-on need two reports",
-              file=sys.stderr)
+        print("qualstat: error: --intersect and --fail-on need two reports", file=sys.stderr)
         return EXIT_USAGE
     try:
         base = load_report(args.base)
@@ -80,8 +95,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"qualstat: error: {error}", file=sys.stderr)
         return EXIT_USAGE
     except IncomparableReports as refusal:
-        print(f"qualstat: refusing to compare {args.base} with {args.head}: {refusal}",
-              file=sys.stderr)
+        print(
+            f"qualstat: refusing to compare {args.base} with {args.head}: {refusal}",
+            file=sys.stderr,
+        )
         return EXIT_USAGE
     print(render_comparison(comparison, args.fmt), end="")
     return comparison.exit_code
