@@ -189,8 +189,7 @@ class Page:
     failures: tuple[FailedCase, ...]
     newly_passing: tuple[str, ...]
     regressions: tuple[str, ...]
-    added_cases: tuple[str, ...]
-    removed_cases: tuple[str, ...]
+    cases_left_out: tuple[str, ...]
     latency: tuple[LatencyRow, ...]
     content_type_charts: tuple[Markup, ...]
     rank_chart: Markup
@@ -229,17 +228,12 @@ def render_html(
         raise MixedDatasets(hashes)
 
     series = list(reports) if len(reports) <= 2 else order_by_timestamp(reports)
-    added: tuple[str, ...] = ()
-    removed: tuple[str, ...] = ()
+    left_out: tuple[str, ...] = ()
     if intersect:
-        added, removed = case_id_changes(series[-2] if len(series) > 1 else series[0], series[-1])
+        left_out = cases_left_out(series)
         series = restrict_to_shared_cases(series)
     page = build_page(
-        series,
-        comparison=comparison,
-        hashes_differ=hashes_differ,
-        added_cases=added,
-        removed_cases=removed,
+        series, comparison=comparison, hashes_differ=hashes_differ, cases_left_out=left_out
     )
     template = _environment().get_template("report.html.j2")
     return template.render(page=page)
@@ -265,13 +259,10 @@ def order_by_timestamp(reports: Sequence[Mapping[str, Any]]) -> list[Mapping[str
     return sorted(reports, key=lambda report: _timestamp(report))
 
 
-def case_id_changes(
-    base: Mapping[str, Any], head: Mapping[str, Any]
-) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Case ids only in head (added) and only in base (removed), each sorted."""
-    base_ids = {case["case_id"] for case in base["cases"]}
-    head_ids = {case["case_id"] for case in head["cases"]}
-    return tuple(sorted(head_ids - base_ids)), tuple(sorted(base_ids - head_ids))
+def cases_left_out(reports: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
+    """Case ids that some report has and another lacks, sorted."""
+    id_sets = [{case["case_id"] for case in report["cases"]} for report in reports]
+    return tuple(sorted(set.union(*id_sets) - set.intersection(*id_sets)))
 
 
 def restrict_to_shared_cases(
@@ -297,7 +288,7 @@ def restrict_to_shared_cases(
                     )
                     for content_type in content_types
                 },
-                "negatives": {**aggregate_cases(negatives), "by_content_type": {}},
+                "negatives": aggregate_cases(negatives),
             }
         )
     return restricted
@@ -356,8 +347,7 @@ def build_page(
     *,
     comparison: Mapping[str, Any] | None,
     hashes_differ: bool = False,
-    added_cases: tuple[str, ...] = (),
-    removed_cases: tuple[str, ...] = (),
+    cases_left_out: tuple[str, ...] = (),
 ) -> Page:
     """Collect the page's rows and charts from reports ordered oldest first."""
     head = series[-1]
@@ -389,8 +379,7 @@ def build_page(
         failures=_failed_cases(base, head),
         newly_passing=_newly_passing(base, head),
         regressions=tuple(str(line) for line in (comparison or {}).get("regressions", [])),
-        added_cases=added_cases,
-        removed_cases=removed_cases,
+        cases_left_out=cases_left_out,
         latency=tuple(
             LatencyRow(content_type, row.get("p50_ms"), row.get("p95_ms"), row.get("index_ms"))
             for content_type, row in sorted(head.get("latency", {}).items())

@@ -114,7 +114,7 @@ def test_intersect_compares_only_shared_cases() -> None:
     head["cases"].append(case("md_003_q1", rank=1))
     html = render_html([report(), head], intersect=True)
     assert "only the cases they share are compared" in html
-    assert "in head only: <code>md_003_q1</code>" in html
+    assert "not in every report: <code>md_003_q1</code>." in html
 
 
 def test_comparison_page_marks_changes_and_significance() -> None:
