@@ -616,10 +616,14 @@ def _chart_config(title: str, size: tuple[int, int], *, unit_range: bool) -> Any
     config.disable_xml_declaration = True
     config.js = []  # pygal's tooltips load a remote script; the page must stay offline
     config.style = pygal.style.CleanStyle(
-        font_family="system-ui, sans-serif", background="white", plot_background="white"
+        font_family="system-ui, sans-serif",
+        background="white",
+        plot_background="white",
+        value_font_size=10,
     )
     config.legend_at_bottom = True
     config.print_values = True
+    config.print_values_position = "top"
     config.print_zeroes = False
     config.value_formatter = (lambda v: f"{v:.2f}") if unit_range else (lambda v: f"{v:g}")
     if unit_range:
@@ -683,8 +687,9 @@ def _rank_chart(base: Mapping[str, Any] | None, head: Mapping[str, Any]) -> Mark
     head_buckets = rank_histogram(head)
     base_buckets = rank_histogram(base) if base is not None else []
     tallest = max(count for _, count in [*head_buckets, *base_buckets])
-    # Counts are whole cases: integer gridlines, about ten of them.
-    chart.y_labels = list(range(0, tallest + 1, max(1, tallest // 10)))
+    # Counts are whole cases: integer gridlines, at most about ten, reaching the tallest bar.
+    step = max(1, -(-tallest // 10))
+    chart.y_labels = list(range(0, tallest + step, step))
     chart.x_labels = [label for label, _ in head_buckets]
     if base is not None:
         chart.add("base", [count for _, count in base_buckets])
