@@ -460,6 +460,10 @@ def _headline_values(report: Mapping[str, Any]) -> dict[str, float | None]:
     return values
 
 
+def _delta(base: float | None, head: float | None) -> float | None:
+    return None if base is None or head is None else head - base
+
+
 def _headline(
     base: Mapping[str, Any] | None,
     head: Mapping[str, Any],
@@ -473,13 +477,12 @@ def _headline(
         head_value = head_values.get(metric)
         base_value = base_values.get(metric)
         floor = floors.get(metric)
-        both = base_value is not None and head_value is not None
         rows.append(
             HeadlineRow(
                 metric=metric,
                 base=base_value,
                 head=head_value,
-                delta=head_value - base_value if both else None,  # type: ignore[operator]
+                delta=_delta(base_value, head_value),
                 floor=None if floor is None else float(floor["floor"]),
                 verdict="" if floor is None else _verdict(floor["ok"]),
                 significance=significance.get(metric, ""),
