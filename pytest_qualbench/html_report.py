@@ -276,27 +276,27 @@ def restrict_to_shared_cases(
         positives = [case for case in cases if not case["negative"]]
         negatives = [case for case in cases if case["negative"]]
         content_types = sorted({case["content_type"] for case in positives})
+        names = [name for name in report["overall"] if name != "cases"]
         restricted.append(
             {
                 **report,
                 "cases": cases,
                 "failures": [f for f in report["failures"] if f["case_id"] in shared],
-                "overall": aggregate_cases(positives),
+                "overall": aggregate_cases(positives, names),
                 "by_content_type": {
                     content_type: aggregate_cases(
-                        [case for case in positives if case["content_type"] == content_type]
+                        [case for case in positives if case["content_type"] == content_type], names
                     )
                     for content_type in content_types
                 },
-                "negatives": aggregate_cases(negatives),
+                "negatives": aggregate_cases(negatives, ["negative_pass"]),
             }
         )
     return restricted
 
 
-def aggregate_cases(cases: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """Mean of each per-case metric over the cases that carry it (report-format.md)."""
-    names = sorted({name for case in cases for name in case["metrics"]}, key=_metric_sort_key)
+def aggregate_cases(cases: Sequence[Mapping[str, Any]], names: Sequence[str]) -> dict[str, Any]:
+    """Mean of each named metric over the cases carrying it, None if none do (report-format.md)."""
     aggregate: dict[str, Any] = {"cases": len(cases)}
     for name in names:
         values = [case["metrics"][name] for case in cases if case["metrics"].get(name) is not None]
@@ -381,8 +381,8 @@ def build_page(
         regressions=tuple(str(line) for line in (comparison or {}).get("regressions", [])),
         cases_left_out=cases_left_out,
         latency=tuple(
-            LatencyRow(content_type, row.get("p50_ms"), row.get("p95_ms"), row.get("index_ms"))
-            for content_type, row in sorted(head.get("latency", {}).items())
+            LatencyRow(content_type, row["p50_ms"], row["p95_ms"], row["index_ms"])
+            for content_type, row in sorted(head["latency"].items())
         ),
         content_type_charts=_content_type_charts(base, head),
         rank_chart=_rank_chart(base, head),
@@ -456,7 +456,7 @@ def _headline_values(report: Mapping[str, Any]) -> dict[str, float | None]:
     values: dict[str, float | None] = {
         name: value for name, value in report["overall"].items() if name != "cases"
     }
-    values["negative_pass"] = report["negatives"].get("negative_pass")
+    values["negative_pass"] = report["negatives"]["negative_pass"]
     return values
 
 
@@ -538,19 +538,19 @@ def _failed_cases(
         )
     failed = []
     for case_id in sorted(checks):
-        case = cases.get(case_id, {})
-        found = tuple(case.get("needles_found", ()))
+        case = cases[case_id]
+        found = tuple(case["needles_found"])
         case_needles = needles.get(case_id, found)
         failed.append(
             FailedCase(
                 case_id=case_id,
-                content_type=str(case.get("content_type", "")),
-                query=str(case.get("query", "")),
-                corrected_query=case.get("corrected_query"),
+                content_type=str(case["content_type"]),
+                query=str(case["query"]),
+                corrected_query=case["corrected_query"],
                 needles=case_needles,
                 needles_found=found,
-                rank=case.get("rank"),
-                layer=case.get("layer"),
+                rank=case["rank"],
+                layer=case["layer"],
                 checks=tuple(checks[case_id]),
                 top_results=tuple(
                     _top_result(result, case_needles) for result in case.get("top_results", ())
@@ -571,11 +571,11 @@ def _newly_passing(base: Mapping[str, Any] | None, head: Mapping[str, Any]) -> t
 
 
 def _top_result(result: Mapping[str, Any], needles: Sequence[str]) -> TopResult:
-    snippet = str(result.get("snippet", ""))
+    snippet = str(result["snippet"])
     return TopResult(
         rank=int(result["rank"]),
-        layer=str(result.get("layer", "")),
-        title=str(result.get("title", "")),
+        layer=str(result["layer"]),
+        title=str(result["title"]),
         segments=mark_needles(snippet, needles),
         relevant=any(needle in snippet for needle in needles),
     )
@@ -589,23 +589,20 @@ def _describe(value: Any) -> str:
 
 def _run_info(label: str, report: Mapping[str, Any]) -> RunInfo:
     metadata = report["metadata"]
-    git = metadata.get("git")
-    engine = metadata.get("engine", {})
-    selection = metadata.get("selection", {})
+    git = metadata["git"]
+    engine = metadata["engine"]
+    selection = metadata["selection"]
     return RunInfo(
         label=label,
-        timestamp=str(metadata.get("timestamp", "")),
-        git="—" if git is None else f"{git.get('sha', '')} ({git.get('branch', '')})",
-        python=str(metadata.get("python", "")),
-        platform=str(metadata.get("platform", "")),
-        plugin_version=str(metadata.get("plugin_version", "")),
-        engine_name=str(engine.get("name", "")),
-        engine_config=json.dumps(engine.get("config", {}), indent=2, sort_keys=True),
-        relevant_set=str(metadata.get("relevant_set", "")),
-        selection=(
-            f"{selection.get('cases_run', '?')} of "
-            f"{selection.get('cases_in_fixture_set', '?')} cases"
-        ),
+        timestamp=str(metadata["timestamp"]),
+        git="—" if git is None else f"{git['sha']} ({git['branch']})",
+        python=str(metadata["python"]),
+        platform=str(metadata["platform"]),
+        plugin_version=str(metadata["plugin_version"]),
+        engine_name=str(engine["name"]),
+        engine_config=json.dumps(engine["config"], indent=2, sort_keys=True),
+        relevant_set=str(metadata["relevant_set"]),
+        selection=f"{selection['cases_run']} of {selection['cases_in_fixture_set']} cases",
     )
 
 
@@ -667,7 +664,7 @@ def _content_type_charts(
         chart = pygal.Bar(_chart_config("Metrics by content type", WIDE_CHART, unit_range=True))
         chart.x_labels = content_types
         for metric in CHART_METRICS:
-            chart.add(metric, [head["by_content_type"][ct].get(metric) for ct in content_types])
+            chart.add(metric, [head["by_content_type"][ct][metric] for ct in content_types])
         return (_render_chart(chart, "qb-content-types"),)
     content_types = sorted(set(content_types) | set(base["by_content_type"]))
     charts = []
@@ -713,9 +710,9 @@ def _rankers_chart(rankers: Mapping[str, Any]) -> Markup:
 
 
 def _trend_label(report: Mapping[str, Any]) -> str:
-    git = report["metadata"].get("git")
+    git = report["metadata"]["git"]
     when = _timestamp(report).strftime("%Y-%m-%d %H:%M")
-    return when if git is None else f"{when} {str(git.get('sha', ''))[:7]}"
+    return when if git is None else f"{when} {str(git['sha'])[:7]}"
 
 
 def _trend_chart(series: Sequence[Mapping[str, Any]]) -> Markup:
@@ -727,5 +724,5 @@ def _trend_chart(series: Sequence[Mapping[str, Any]]) -> Markup:
     chart = pygal.Line(config)
     chart.x_labels = [_trend_label(report) for report in series]
     for metric in TREND_METRICS:
-        chart.add(metric, [report["overall"].get(metric) for report in series])
+        chart.add(metric, [report["overall"][metric] for report in series])
     return _render_chart(chart, "qb-trend")

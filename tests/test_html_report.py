@@ -190,10 +190,11 @@ def test_aggregate_is_the_mean_over_cases_that_carry_the_metric() -> None:
         {"metrics": {"mrr": 0.5, "rank_ceiling_pass": 1.0}},
         {"metrics": {"mrr": 0.0}},
     ]
-    assert aggregate_cases(cases) == {
+    assert aggregate_cases(cases, ["mrr", "rank_ceiling_pass", "hit@1"]) == {
         "cases": 3,
         "mrr": (1.0 + 0.5 + 0.0) / 3,
         "rank_ceiling_pass": 1.0 / 1,
+        "hit@1": None,
     }
 
 
@@ -206,6 +207,13 @@ def test_restrict_to_shared_cases_recomputes_aggregates() -> None:
     assert base["overall"]["mrr"] == (1 / 1 + 0) / 2
     assert sorted(base["by_content_type"]) == ["markdown"]
     assert base["negatives"]["negative_pass"] == (1.0 + 0.0) / 2
+
+
+def test_intersect_without_shared_negatives_still_renders() -> None:
+    head = report(dataset_hash=OTHER_HASH)
+    head["cases"] = [c for c in head["cases"] if not c["negative"]]
+    html = render_html([report(), head], intersect=True)
+    assert re.search(r"negative_pass</th>\s*<td>—</td>\s*<td>—</td>", html)
 
 
 def test_missing_extra_names_the_install_line(monkeypatch: pytest.MonkeyPatch) -> None:
