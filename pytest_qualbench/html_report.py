@@ -16,13 +16,13 @@ import this module.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from pytest_qualbench.report import write_text_atomic
 
 if TYPE_CHECKING:
     import jinja2
@@ -240,18 +240,8 @@ def render_html(
 
 
 def write_html(path: Path, html: str) -> None:
-    """Write the page atomically: a temporary file beside it, then os.replace."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temporary = tempfile.mkstemp(
-        prefix=f".{path.name}.", suffix=".tmp", dir=path.parent
-    )
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as stream:
-            stream.write(html)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
+    """Write the page atomically, like the JSON report."""
+    write_text_atomic(path, html)
 
 
 def order_by_timestamp(reports: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -378,7 +368,10 @@ def build_page(
         negative_cases=int(head["negatives"]["cases"]),
         failures=_failed_cases(base, head),
         newly_passing=_newly_passing(base, head),
-        regressions=tuple(str(line) for line in (comparison or {}).get("regressions", [])),
+        regressions=tuple(
+            f"{regression['subject']}: {regression['detail']}"
+            for regression in (comparison or {}).get("regressions", [])
+        ),
         cases_left_out=cases_left_out,
         latency=tuple(
             LatencyRow(content_type, row["p50_ms"], row["p95_ms"], row["index_ms"])
