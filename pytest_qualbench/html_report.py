@@ -22,6 +22,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_qualbench.metrics import ALL_METRIC_NAMES
 from pytest_qualbench.report import write_text_atomic
 
 if TYPE_CHECKING:
@@ -29,21 +30,7 @@ if TYPE_CHECKING:
     from markupsafe import Markup
 
 # The order of pytest_qualbench.metrics.METRIC_NAMES (docs/report-format.md).
-METRIC_ORDER = (
-    "hit@1",
-    "hit@3",
-    "hit@5",
-    "hit@10",
-    "precision@1",
-    "recall@5",
-    "recall@10",
-    "mrr",
-    "ndcg@10",
-    "context_recall",
-    "rank_ceiling_pass",
-    "layer_accuracy",
-    "negative_pass",
-)
+METRIC_ORDER = ALL_METRIC_NAMES
 # Metrics drawn per content type: one per question (top hit, top 3, rank, ranking, coverage).
 CHART_METRICS = ("hit@1", "hit@3", "mrr", "ndcg@10", "recall@5", "context_recall")
 HISTOGRAM_RANKS = tuple(range(1, 11))
