@@ -1,4 +1,4 @@
-"""Text analysis shared by every layer: folding, tokens, stopwords, Porter stems, trigrams.
+"""Text analysis shared by the layers: folding, tokens, stopwords, Porter stems.
 
 nltk is imported on the first stem, never at module import: the pytest plugin
 imports this package in every session, benchmark or not.
@@ -9,12 +9,12 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections import Counter
 from typing import Any
 
 # Han, kana and hangul are written without spaces: each character is a token, so a
 # two-character CJK query still meets the porter layer (the trigram layer needs 3+).
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_CJK_CHAR = re.compile(f"[{_CJK}]")
 _TOKEN = re.compile(f"[{_CJK}]|(?:(?![{_CJK}])\\w)+")
 _WORD = re.compile(r"\w+")
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
@@ -44,6 +44,8 @@ def fold(text: str) -> str:
 
 def identifier_parts(word: str) -> list[str]:
     """The snake_case and camelCase parts of an identifier (empty when it has only one)."""
+    if "_" not in word and word[1:] == word[1:].lower():
+        return []
     parts = [
         piece
         for segment in word.split("_")
@@ -56,9 +58,10 @@ def identifier_parts(word: str) -> list[str]:
 def tokenize(text: str) -> list[str]:
     """Folded word tokens in text order; an identifier also yields its parts after itself."""
     normalized = unicodedata.normalize("NFKC", text)
+    # The CJK-aware pattern is slower; most texts never need it.
+    pattern = _TOKEN if _CJK_CHAR.search(normalized) else _WORD
     tokens: list[str] = []
-    for match in _TOKEN.finditer(normalized):
-        word = match.group()
+    for word in pattern.findall(normalized):
         folded = word.casefold()
         if folded.strip("_"):
             tokens.append(folded)
@@ -94,9 +97,3 @@ def query_terms(text: str) -> list[str]:
     tokens = tokenize(text)
     content = [token for token in tokens if token not in STOPWORDS]
     return [stem(token) for token in (content or tokens)]
-
-
-def trigrams(text: str) -> Counter[str]:
-    """Every 3-character window of the folded text, with its count (SQLite FTS5 trigram style)."""
-    folded = fold(text)
-    return Counter(folded[start : start + 3] for start in range(len(folded) - 2))

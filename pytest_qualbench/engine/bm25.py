@@ -1,8 +1,9 @@
 """BM25 over compact postings: the scoring core both layers share.
 
-Postings are stored CSR-style (one offsets array, one doc-id array, one weight
-array, grouped by term, doc ids ascending), so a query touches only the slices
-of its own terms and the documents in them.
+Postings are stored CSR-style (an offsets array, a doc-id array and a weight
+array, grouped by term id, doc ids ascending), so a query touches only the
+slices of its own terms and the documents in them. Term id -1 stands for a term
+the corpus does not hold: its posting is empty.
 
 IDF variant: log((N + 1) / df), the IDF of rank_bm25's `BM25Plus`; with
 delta = 0 that class scores exactly like this module. Unlike the Okapi IDF it is
@@ -13,13 +14,15 @@ counts for, not against, the chunks that contain it.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
 
 DocIds = npt.NDArray[np.int64]
 Floats = npt.NDArray[np.float64]
+Mask = npt.NDArray[np.bool_]
+UNKNOWN_TERM = -1
 
 
 def idf(corpus_size: int, document_frequency: int) -> float:
@@ -36,73 +39,82 @@ def term_scores(
     return result
 
 
+def intersect_sorted(small: DocIds, large: DocIds) -> DocIds:
+    """Ids in both ascending arrays, at the cost of a binary search per id of the smaller."""
+    if len(small) > len(large):
+        small, large = large, small
+    if not len(small) or not len(large):
+        return np.empty(0, dtype=np.int64)
+    slots = np.minimum(np.searchsorted(large, small), len(large) - 1)
+    found: DocIds = small[large[slots] == small]
+    return found
+
+
 class PostingIndex:
-    """Weighted term frequencies per document, grouped by term, with BM25 scoring."""
+    """Weighted term frequencies per (term, document) pair, with BM25 scoring.
+
+    Rows are given in ascending document order, one per (term, document) pair.
+    """
 
     def __init__(
-        self, documents: Sequence[Mapping[str, float]], doc_lengths: Sequence[float],
-        *, k1: float, b: float,
+        self,
+        terms: npt.ArrayLike,
+        docs: npt.ArrayLike,
+        weights: npt.ArrayLike,
+        *,
+        term_count: int,
+        doc_lengths: npt.ArrayLike,
+        k1: float,
+        b: float,
     ) -> None:
         self.k1 = k1
         self.b = b
-        self.size = len(documents)
         self.doc_len: Floats = np.asarray(doc_lengths, dtype=np.float64)
+        self.size = len(self.doc_len)
         total = float(self.doc_len.sum())
         # An all-empty corpus has no length to normalise by; 1.0 keeps the formula defined.
-        self.avgdl = total / self.size if self.size and total > 0 else 1.0
-        self.term_ids: dict[str, int] = {}
-        term_column: list[int] = []
-        doc_column: list[int] = []
-        weight_column: list[float] = []
-        for doc_id, counts in enumerate(documents):
-            for term, weight in counts.items():
-                term_column.append(self.term_ids.setdefault(term, len(self.term_ids)))
-                doc_column.append(doc_id)
-                weight_column.append(weight)
-        terms = np.asarray(term_column, dtype=np.int64)
-        order = np.argsort(terms, kind="stable")
-        self.docs: DocIds = np.asarray(doc_column, dtype=np.int64)[order]
-        self.weights: Floats = np.asarray(weight_column, dtype=np.float64)[order]
-        counts_per_term = np.bincount(terms, minlength=len(self.term_ids))
-        self.offsets: DocIds = np.concatenate(([0], np.cumsum(counts_per_term))).astype(np.int64)
+        self.avgdl = total / self.size if total > 0 else 1.0
+        term_column = np.asarray(terms, dtype=np.int64)
+        doc_column = np.asarray(docs, dtype=np.int64)
+        # Rows arrive in doc order; a stable sort by term keeps each posting's docs ascending.
+        order = np.argsort(term_column, kind="stable")
+        self.docs: DocIds = doc_column[order]
+        self.weights: Floats = np.asarray(weights, dtype=np.float64)[order]
+        per_term = np.bincount(term_column, minlength=term_count)
+        self.offsets: DocIds = np.concatenate(([0], np.cumsum(per_term))).astype(np.int64)
 
-    def __contains__(self, term: str) -> bool:
-        return term in self.term_ids
-
-    def document_frequency(self, term: str) -> int:
-        term_id = self.term_ids.get(term)
-        if term_id is None:
+    def document_frequency(self, term: int) -> int:
+        if term == UNKNOWN_TERM:
             return 0
-        return int(self.offsets[term_id + 1] - self.offsets[term_id])
+        return int(self.offsets[term + 1] - self.offsets[term])
 
-    def postings(self, term: str) -> tuple[DocIds, Floats]:
+    def postings(self, term: int) -> tuple[DocIds, Floats]:
         """The ascending doc ids holding the term and its weighted frequency in each."""
-        term_id = self.term_ids.get(term)
-        if term_id is None:
+        if term == UNKNOWN_TERM:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)
-        start, end = self.offsets[term_id], self.offsets[term_id + 1]
+        start, end = self.offsets[term], self.offsets[term + 1]
         return self.docs[start:end], self.weights[start:end]
 
-    def docs_with_all(self, terms: Sequence[str]) -> DocIds:
-        """Documents holding every term, intersecting the shortest postings first."""
-        if not terms or any(term not in self.term_ids for term in terms):
+    def docs_with_all(self, terms: Sequence[int]) -> DocIds:
+        """Documents holding every term, intersecting from the shortest posting up."""
+        if not terms or UNKNOWN_TERM in terms:
             return np.empty(0, dtype=np.int64)
-        ordered = sorted(terms, key=lambda term: (self.document_frequency(term), term))
+        ordered = sorted(set(terms), key=lambda term: (self.document_frequency(term), term))
         found = self.postings(ordered[0])[0]
         for term in ordered[1:]:
             if not len(found):
                 break
-            found = np.intersect1d(found, self.postings(term)[0], assume_unique=True)
+            found = intersect_sorted(found, self.postings(term)[0])
         return found
 
-    def docs_with_any(self, terms: Sequence[str]) -> DocIds:
+    def docs_with_any(self, terms: Sequence[int]) -> DocIds:
         """Documents holding at least one of the terms."""
         lists = [self.postings(term)[0] for term in terms]
         if not lists:
             return np.empty(0, dtype=np.int64)
         return np.unique(np.concatenate(lists))
 
-    def scores(self, terms: Sequence[str], candidates: DocIds) -> Floats:
+    def scores(self, terms: Sequence[int], candidates: DocIds) -> Floats:
         """BM25 of each candidate (ascending ids) for the terms, summed in term order."""
         total: Floats = np.zeros(len(candidates), dtype=np.float64)
         if not len(candidates):

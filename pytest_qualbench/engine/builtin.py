@@ -16,7 +16,7 @@ from pytest_qualbench.engine.types import DEFAULT_KINDS, DEFAULT_LIMIT, Chunk, R
 from pytest_qualbench.fixtures import Entry
 
 if TYPE_CHECKING:
-    from pytest_qualbench.engine.bm25 import DocIds
+    from pytest_qualbench.engine.bm25 import Mask
     from pytest_qualbench.engine.fusion import Fused
     from pytest_qualbench.engine.fuzzy import Corrector
     from pytest_qualbench.engine.porter import PorterLayer
@@ -61,6 +61,7 @@ class Engine:
         self._trigram: TrigramLayer | None = None
         self._corrector: Corrector | None = None
         self._kinds: tuple[str, ...] = ()
+        self._visible_masks: dict[tuple[str, ...], Mask] = {}
 
     @property
     def config(self) -> dict[str, object]:
@@ -133,6 +134,7 @@ class Engine:
         self._chunks = renumber(chunks)
         self._warnings = tuple(warnings)
         self._kinds = tuple(chunk.kind for chunk in self._chunks)
+        self._visible_masks = {}
         self._porter = PorterLayer(
             self._chunks, k1=self.k1, b=self.b, title_weight=self.title_weight
         )
@@ -174,15 +176,15 @@ class Engine:
         assert self._porter is not None and self._trigram is not None
         return self._porter.knows(word) or self._trigram.knows(word)
 
-    def _visible(self, kinds: Iterable[str]) -> DocIds:
+    def _visible(self, kinds: Iterable[str]) -> Mask:
         import numpy as np
 
-        wanted = set(kinds)
-        return np.asarray(
-            [doc for doc, kind in enumerate(self._kinds) if kind in wanted], dtype=np.int64
-        )
+        wanted = tuple(sorted(set(kinds)))
+        if wanted not in self._visible_masks:
+            self._visible_masks[wanted] = np.isin(self._kinds, wanted)
+        return self._visible_masks[wanted]
 
-    def _ranked(self, query: str, visible: DocIds) -> list[Ranked]:
+    def _ranked(self, query: str, visible: Mask) -> list[Ranked]:
         from pytest_qualbench.engine.fusion import fuse
 
         assert self._porter is not None and self._trigram is not None

@@ -173,7 +173,7 @@ def chunk_json(text: str, warn: Callable[[str], None]) -> list[Piece]:
     if len(text) <= MAX_CHUNK_CHARS:
         # Small documents stay verbatim, so a needle copied from the haystack matches
         # whatever spacing the author used.
-        return [Piece(text.strip(), json_title(value, ""))] if text.strip() else []
+        return [Piece(text.strip(), json_title(value))] if text.strip() else []
     return json_pieces(value, "")
 
 
@@ -187,13 +187,12 @@ def json_pieces(value: Any, path: str) -> list[Piece]:
     else:
         return [Piece(render(value), path)]
     pieces: list[Piece] = []
-    batch: list[tuple[str, Any]] = []
+    batch: list[tuple[str, str, Any]] = []
 
     def flush() -> None:
         if batch:
-            text = ", ".join(rendered for rendered, _ in batch)
-            title = batch_title(path, [item for _, item in batch], isinstance(value, list))
-            pieces.append(Piece(text, title))
+            text = ", ".join(rendered for _, rendered, _ in batch)
+            pieces.append(Piece(text, batch_title(path, batch, isinstance(value, list))))
             batch.clear()
 
     batch_chars = 0
@@ -207,7 +206,7 @@ def json_pieces(value: Any, path: str) -> list[Piece]:
         if batch and batch_chars + len(rendered) > MAX_CHUNK_CHARS:
             flush()
             batch_chars = 0
-        batch.append((rendered, item))
+        batch.append((member_path, rendered, item))
         batch_chars += len(rendered) + 2
     flush()
     return pieces
@@ -246,25 +245,27 @@ def identity(item: Any) -> str | None:
     return None
 
 
-def batch_title(path: str, items: list[Any], from_array: bool) -> str:
-    """The key path; for a batch of array objects, also the identities of its items."""
-    names = [name for name in (identity(item) for item in items) if name is not None]
-    if not (from_array and names):
+def batch_title(path: str, batch: list[tuple[str, str, Any]], from_array: bool) -> str:
+    """Object members: their key paths. Array items: the array's path and item identities."""
+    if not from_array:
+        return ", ".join(member_path for member_path, _, _ in batch)
+    names = [name for name in (identity(item) for _, _, item in batch) if name is not None]
+    if not names:
         return path
     listed = ", ".join(names)
     return f"{path}: {listed}" if path else listed
 
 
-def json_title(value: Any, path: str) -> str:
-    """Title of a whole small document: its identity or its top-level keys."""
+def json_title(value: Any) -> str:
+    """Title of a small document: its identity, its top-level keys, or its items' identities."""
     name = identity(value)
     if name is not None:
         return name
     if isinstance(value, dict):
         return ", ".join(str(key) for key in value)[:TITLE_CHARS]
     if isinstance(value, list):
-        return batch_title(path, value, from_array=True)
-    return path
+        return batch_title("", [("", "", item) for item in value], from_array=True)[:TITLE_CHARS]
+    return ""
 
 
 # Plaintext ------------------------------------------------------------------------

@@ -5,10 +5,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-import numpy as np
-
 from pytest_qualbench.engine.analysis import STOPWORDS, query_terms, stem, tokenize
-from pytest_qualbench.engine.bm25 import DocIds, PostingIndex
+from pytest_qualbench.engine.bm25 import UNKNOWN_TERM, DocIds, Mask, PostingIndex
 from pytest_qualbench.engine.ranking import top
 from pytest_qualbench.engine.types import Chunk
 
@@ -21,31 +19,45 @@ class PorterLayer:
     def __init__(
         self, chunks: Sequence[Chunk], *, k1: float, b: float, title_weight: float
     ) -> None:
-        documents: list[dict[str, float]] = []
-        lengths: list[float] = []
+        self.term_ids: dict[str, int] = {}
         # Surface words and their document frequency: the vocabulary fuzzy correction uses.
         self.word_frequency: Counter[str] = Counter()
-        for chunk in chunks:
-            body_tokens = tokenize(chunk.text)
-            title_tokens = tokenize(chunk.title)
-            self.word_frequency.update(set(body_tokens) | set(title_tokens))
-            body = Counter(stem(t) for t in body_tokens if t not in STOPWORDS)
-            title = Counter(stem(t) for t in title_tokens if t not in STOPWORDS)
-            weighted = {term: body[term] + title_weight * title[term] for term in body | title}
-            documents.append(weighted)
-            lengths.append(body.total() + title_weight * title.total())
-        self.index = PostingIndex(documents, lengths, k1=k1, b=b)
+        term_column: list[int] = []
+        doc_column: list[int] = []
+        weight_column: list[float] = []
+        lengths: list[float] = []
+        for doc, chunk in enumerate(chunks):
+            body = Counter(tokenize(chunk.text))
+            title = Counter(tokenize(chunk.title))
+            self.word_frequency.update(body.keys() | title.keys())
+            weighted: dict[str, float] = {}
+            # Counting before stemming stems each distinct token once per chunk.
+            for counts, weight in ((body, 1.0), (title, title_weight)):
+                for token, count in counts.items():
+                    if token not in STOPWORDS:
+                        term = stem(token)
+                        weighted[term] = weighted.get(term, 0.0) + weight * count
+            for term, frequency in weighted.items():
+                term_column.append(self.term_ids.setdefault(term, len(self.term_ids)))
+                doc_column.append(doc)
+                weight_column.append(frequency)
+            lengths.append(sum(weighted.values()))
+        self.index = PostingIndex(
+            term_column, doc_column, weight_column, term_count=len(self.term_ids),
+            doc_lengths=lengths, k1=k1, b=b,
+        )
 
     def knows(self, word: str) -> bool:
         """True when the folded word, or its stem, occurs in some chunk."""
-        return word in self.word_frequency or stem(word) in self.index
+        return word in self.word_frequency or stem(word) in self.term_ids
 
-    def search(self, query: str, visible: DocIds, depth: int) -> DocIds:
-        """Ranked doc ids among the visible ones (ascending ids)."""
-        terms = list(dict.fromkeys(query_terms(query)))
-        candidates = np.intersect1d(self.index.docs_with_all(terms), visible, assume_unique=True)
+    def search(self, query: str, visible: Mask, depth: int) -> DocIds:
+        """Ranked doc ids among the visible ones."""
+        distinct = dict.fromkeys(query_terms(query))
+        terms = [self.term_ids.get(term, UNKNOWN_TERM) for term in distinct]
+        candidates = self.index.docs_with_all(terms)
+        candidates = candidates[visible[candidates]]
         if not len(candidates):
-            candidates = np.intersect1d(
-                self.index.docs_with_any(terms), visible, assume_unique=True
-            )
+            candidates = self.index.docs_with_any(terms)
+            candidates = candidates[visible[candidates]]
         return top(candidates, self.index.scores(terms, candidates), depth)

@@ -12,7 +12,6 @@ from pytest_qualbench.engine.analysis import (
     query_terms,
     query_words,
     tokenize,
-    trigrams,
 )
 
 
@@ -47,11 +46,6 @@ def test_query_terms_keep_stopwords_only_when_every_term_is_one() -> None:
 
 def test_query_words_are_distinct_folded_words() -> None:
     assert query_words("Pool pool, p99_latency_ms!") == ["pool", "p99_latency_ms"]
-
-
-def test_trigrams_count_every_window_of_the_folded_text() -> None:
-    assert trigrams("AbAb") == {"aba": 1, "bab": 1}
-    assert trigrams("ab") == {}
 
 
 def test_fold_normalizes_compatibility_forms() -> None:

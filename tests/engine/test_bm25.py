@@ -9,7 +9,13 @@ import pytest
 from rank_bm25 import BM25Plus
 
 from pytest_qualbench.engine.analysis import index_terms, query_terms
-from pytest_qualbench.engine.bm25 import PostingIndex, idf, term_scores
+from pytest_qualbench.engine.bm25 import (
+    UNKNOWN_TERM,
+    PostingIndex,
+    idf,
+    intersect_sorted,
+    term_scores,
+)
 from pytest_qualbench.engine.porter import PorterLayer
 from pytest_qualbench.engine.types import Chunk
 
@@ -28,6 +34,22 @@ def oracle(corpus: list[list[str]]) -> BM25Plus:
     return BM25Plus(corpus, k1=1.2, b=0.75, delta=0)
 
 
+def posting_index(corpus: list[list[str]]) -> tuple[PostingIndex, dict[str, int]]:
+    """Index token lists the way a layer does: one (term, doc, count) row per pair."""
+    ids: dict[str, int] = {}
+    rows = [
+        (ids.setdefault(term, len(ids)), doc, float(tokens.count(term)))
+        for doc, tokens in enumerate(corpus)
+        for term in dict.fromkeys(tokens)
+    ]
+    terms, docs, weights = zip(*rows, strict=True)
+    lengths = [len(tokens) for tokens in corpus]
+    index = PostingIndex(
+        terms, docs, weights, term_count=len(ids), doc_lengths=lengths, k1=1.2, b=0.75
+    )
+    return index, ids
+
+
 def test_idf_is_log_of_n_plus_one_over_df() -> None:
     assert idf(5, 2) == math.log((5 + 1) / 2)
 
@@ -44,12 +66,12 @@ def test_term_score_written_out() -> None:
 )
 def test_posting_index_equals_rank_bm25(query: str) -> None:
     corpus = [index_terms(doc) for doc in DOCS]
-    documents = [{t: float(corpus_doc.count(t)) for t in corpus_doc} for corpus_doc in corpus]
-    index = PostingIndex(documents, [len(doc) for doc in corpus], k1=1.2, b=0.75)
+    index, ids = posting_index(corpus)
     terms = list(dict.fromkeys(query_terms(query)))
     everything = np.arange(len(DOCS), dtype=np.int64)
     expected = oracle(corpus).get_scores(terms)
-    np.testing.assert_allclose(index.scores(terms, everything), expected, rtol=0, atol=1e-9)
+    actual = index.scores([ids.get(term, UNKNOWN_TERM) for term in terms], everything)
+    np.testing.assert_allclose(actual, expected, rtol=0, atol=1e-9)
 
 
 @pytest.mark.parametrize("query", ["pool connection", "eviction", "logging level debug"])
@@ -67,22 +89,30 @@ def test_porter_layer_with_title_weight_two_equals_rank_bm25_with_title_twice(qu
     terms = list(dict.fromkeys(query_terms(query)))
     everything = np.arange(len(DOCS), dtype=np.int64)
     expected = oracle(corpus).get_scores(terms)
-    np.testing.assert_allclose(layer.index.scores(terms, everything), expected, rtol=0, atol=1e-9)
+    actual = layer.index.scores([layer.term_ids.get(t, UNKNOWN_TERM) for t in terms], everything)
+    np.testing.assert_allclose(actual, expected, rtol=0, atol=1e-9)
 
 
 def test_scores_only_for_candidates_match_full_scores() -> None:
     corpus = [index_terms(doc) for doc in DOCS]
-    documents = [{t: float(doc.count(t)) for t in doc} for doc in corpus]
-    index = PostingIndex(documents, [len(doc) for doc in corpus], k1=1.2, b=0.75)
+    index, ids = posting_index(corpus)
     terms = ["connect", "pool"]
     full = oracle(corpus).get_scores(terms)
     subset = np.array([1, 3], dtype=np.int64)
-    np.testing.assert_allclose(index.scores(terms, subset), full[[1, 3]], rtol=0, atol=1e-9)
+    actual = index.scores([ids[term] for term in terms], subset)
+    np.testing.assert_allclose(actual, full[[1, 3]], rtol=0, atol=1e-9)
 
 
 def test_all_terms_then_any_term_candidates() -> None:
-    documents = [{"a": 1.0, "b": 1.0}, {"a": 1.0}, {"c": 1.0}]
-    index = PostingIndex(documents, [2, 1, 1], k1=1.2, b=0.75)
-    assert index.docs_with_all(["a", "b"]).tolist() == [0]
-    assert index.docs_with_all(["a", "zzz"]).tolist() == []
-    assert index.docs_with_any(["b", "c", "zzz"]).tolist() == [0, 2]
+    index, ids = posting_index([["a", "b"], ["a"], ["c"]])
+    assert index.docs_with_all([ids["a"], ids["b"]]).tolist() == [0]
+    assert index.docs_with_all([ids["a"], UNKNOWN_TERM]).tolist() == []
+    assert index.docs_with_any([ids["b"], ids["c"], UNKNOWN_TERM]).tolist() == [0, 2]
+
+
+def test_intersect_sorted() -> None:
+    small = np.array([2, 5, 9], dtype=np.int64)
+    large = np.array([1, 2, 3, 9, 10], dtype=np.int64)
+    assert intersect_sorted(small, large).tolist() == [2, 9]
+    assert intersect_sorted(large, small).tolist() == [2, 9]
+    assert intersect_sorted(small, np.empty(0, dtype=np.int64)).tolist() == []

@@ -199,3 +199,13 @@ def test_entries_are_accepted_as_any_sequence(make_entry: MakeEntry) -> None:
     engine = Engine()
     engine.index(entries)
     assert [c.title for c in engine.chunks()] == ["turns 1-2"]
+
+
+def test_trigram_keys_pack_three_code_points() -> None:
+    from pytest_qualbench.engine.trigram import trigram_keys
+
+    assert trigram_keys("abcd").tolist() == [
+        (ord("a") << 42) | (ord("b") << 21) | ord("c"),
+        (ord("b") << 42) | (ord("c") << 21) | ord("d"),
+    ]
+    assert trigram_keys("ab").tolist() == []
