@@ -7,6 +7,7 @@ imports this package in every session, benchmark or not.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import unicodedata
 from typing import Any
@@ -55,18 +56,20 @@ def identifier_parts(word: str) -> list[str]:
     return parts if len(parts) > 1 else []
 
 
+@functools.cache
+def word_tokens(word: str) -> tuple[str, ...]:
+    """The tokens of one word: itself folded, then its identifier parts; memoised per word."""
+    folded = word.casefold()
+    whole = (folded,) if folded.strip("_") else ()
+    return whole + tuple(part.casefold() for part in identifier_parts(word))
+
+
 def tokenize(text: str) -> list[str]:
     """Folded word tokens in text order; an identifier also yields its parts after itself."""
     normalized = unicodedata.normalize("NFKC", text)
     # The CJK-aware pattern is slower; most texts never need it.
     pattern = _TOKEN if _CJK_CHAR.search(normalized) else _WORD
-    tokens: list[str] = []
-    for word in pattern.findall(normalized):
-        folded = word.casefold()
-        if folded.strip("_"):
-            tokens.append(folded)
-        tokens.extend(part.casefold() for part in identifier_parts(word))
-    return tokens
+    return list(itertools.chain.from_iterable(map(word_tokens, pattern.findall(normalized))))
 
 
 def query_words(text: str) -> list[str]:
