@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 from rank_bm25 import BM25Plus
 
 from pytest_qualbench.engine.analysis import index_terms, query_terms
@@ -116,3 +118,18 @@ def test_intersect_sorted() -> None:
     assert intersect_sorted(small, large).tolist() == [2, 9]
     assert intersect_sorted(large, small).tolist() == [2, 9]
     assert intersect_sorted(small, np.empty(0, dtype=np.int64)).tolist() == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    corpus=st.lists(st.lists(st.sampled_from("abcdefg"), max_size=12), min_size=1, max_size=8),
+    query=st.lists(st.sampled_from("abcdefgh"), min_size=1, max_size=4, unique=True),
+)
+def test_posting_index_equals_rank_bm25_on_random_corpora(
+    corpus: list[list[str]], query: list[str]
+) -> None:
+    assume(any(corpus))  # rank_bm25 divides by a zero average length; we do not.
+    index, ids = posting_index(corpus)
+    everything = np.arange(len(corpus), dtype=np.int64)
+    actual = index.scores([ids.get(term, UNKNOWN_TERM) for term in query], everything)
+    np.testing.assert_allclose(actual, oracle(corpus).get_scores(query), rtol=0, atol=1e-9)

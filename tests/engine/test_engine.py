@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_qualbench.engine import ALL_KINDS, Engine, Result
 from pytest_qualbench.fixtures import Entry
@@ -201,11 +203,17 @@ def test_entries_are_accepted_as_any_sequence(make_entry: MakeEntry) -> None:
     assert [c.title for c in engine.chunks()] == ["turns 1-2"]
 
 
-def test_trigram_keys_pack_three_code_points() -> None:
-    from pytest_qualbench.engine.trigram import trigram_keys
 
-    assert trigram_keys("abcd").tolist() == [
-        (ord("a") << 42) | (ord("b") << 21) | ord("c"),
-        (ord("b") << 42) | (ord("c") << 21) | ord("d"),
-    ]
-    assert trigram_keys("ab").tolist() == []
+@settings(max_examples=40, deadline=None)
+@given(
+    content_type=st.sampled_from(["markdown", "json", "plaintext", "transcript", "curated"]),
+    haystack=st.text(max_size=300),
+    query=st.text(max_size=40),
+)
+def test_any_text_indexes_and_searches(content_type: str, haystack: str, query: str) -> None:
+    entry = Entry("h_001", content_type, haystack, "bench-h", "durable", (), "f.jsonl", 1)
+    engine = Engine()
+    engine.index([entry])
+    results = engine.search(query, kinds=ALL_KINDS)
+    assert len(results) <= 10
+    assert all(result.text in {chunk.text for chunk in engine.chunks()} for result in results)
