@@ -148,12 +148,13 @@ class Engine:
         if limit <= 0 or not self._chunks or not query.strip():
             return []
         visible = self._visible(kinds)
-        ranked = self._ranked(query, visible)
+        depth = max(limit, self.fusion_depth)
+        ranked = self._ranked(query, visible, depth)
         corrected = self.corrected_query(query)
         if corrected is not None:
             fuzzy = [
                 Ranked(item.doc, item.score, FUZZY_PREFIX + item.layer)
-                for item in self._ranked(corrected, visible)
+                for item in self._ranked(corrected, visible, depth)
             ]
             ranked = fuzzy + ranked
         return [self._result(item) for item in first_per_doc(ranked)[:limit]]
@@ -168,7 +169,7 @@ class Engine:
 
     def _correct(self, word: str) -> str:
         assert self._corrector is not None
-        if len(word) < 3 or self._known(word):
+        if self._known(word):
             return word
         return self._corrector.correct(word) or word
 
@@ -184,13 +185,13 @@ class Engine:
             self._visible_masks[wanted] = np.isin(self._kinds, wanted)
         return self._visible_masks[wanted]
 
-    def _ranked(self, query: str, visible: Mask) -> list[Ranked]:
+    def _ranked(self, query: str, visible: Mask, depth: int) -> list[Ranked]:
         from pytest_qualbench.engine.fusion import fuse
 
         assert self._porter is not None and self._trigram is not None
         layers = (self._porter, self._trigram)
         rankings = [
-            (layer.name, layer.search(query, visible, self.fusion_depth).tolist())
+            (layer.name, layer.search(query, visible, depth).tolist())
             for layer in layers
         ]
         fused: list[Fused] = fuse(rankings, self.rrf_k)

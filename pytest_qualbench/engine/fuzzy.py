@@ -29,6 +29,8 @@ class Corrector:
 
     def correct(self, word: str) -> str | None:
         """The correction of a word absent from the vocabulary, or None when nothing is close."""
+        if len(word) < MIN_WORD_CHARS:
+            return None
         if word not in self.memo:
             self.memo[word] = self.nearest(word)
         return self.memo[word]

@@ -217,3 +217,7 @@ def test_any_text_indexes_and_searches(content_type: str, haystack: str, query: 
     results = engine.search(query, kinds=ALL_KINDS)
     assert len(results) <= 10
     assert all(result.text in {chunk.text for chunk in engine.chunks()} for result in results)
+
+
+def test_no_kinds_means_no_results(markdown_engine: Engine) -> None:
+    assert markdown_engine.search("configuration", kinds=()) == []
