@@ -300,6 +300,8 @@ def line_windows(text: str) -> list[Piece]:
 def chunk_transcript(text: str, warn: Callable[[str], None]) -> list[Piece]:
     """Windows of 4 Human:/Assistant: turns overlapping by 1, titled by the turn range."""
     turns = split_turns(text)
+    if not turns:
+        return []
     if not any(_TURN.match(turn) for turn in turns):
         warn("no Human:/Assistant: turns found; indexed as plaintext")
         return chunk_plaintext(text, warn)

@@ -6,6 +6,7 @@ import json
 
 from pytest_qualbench.engine.chunking import (
     MAX_CHUNK_CHARS,
+    Chunked,
     chunk_entry,
     chunk_entry_with_warnings,
 )
@@ -134,7 +135,15 @@ def test_curated_detects_json_markdown_and_plaintext(make_entry: MakeEntry) -> N
     assert [c.title for c in as_text] == ["Plain note.", "Second note."]
 
 
-def test_empty_and_blank_haystacks_give_no_chunks(make_entry: MakeEntry) -> None:
-    for content_type in ("markdown", "json", "plaintext", "transcript", "curated"):
-        assert chunk_entry(make_entry("e", content_type, "")) == []
-        assert chunk_entry(make_entry("e", content_type, " \n\n ")) == []
+def test_empty_and_blank_haystacks_give_no_chunks_and_no_warning(make_entry: MakeEntry) -> None:
+    for content_type in ("markdown", "plaintext", "transcript", "curated"):
+        for haystack in ("", " \n\n "):
+            assert chunk_entry_with_warnings(make_entry("e", content_type, haystack)) == (
+                Chunked((), ())
+            )
+
+
+def test_transcript_without_turns_is_plaintext_with_a_warning(make_entry: MakeEntry) -> None:
+    chunked = chunk_entry_with_warnings(make_entry("tr_002", "transcript", "just a note"))
+    assert [c.text for c in chunked.chunks] == ["just a note"]
+    assert chunked.warnings == ("tr_002: no Human:/Assistant: turns found; indexed as plaintext",)
