@@ -100,7 +100,10 @@ def chunk_markdown(text: str, warn: Callable[[str], None]) -> list[Piece]:
 
     def flush() -> None:
         title = " > ".join(heading for _, heading in path)
-        pieces.extend(Piece(block, title) for block in pack(markdown_blocks(section)))
+        raw = "\n".join(section).strip("\n")
+        # A section that fits stays verbatim, so needles spanning its lines still match.
+        blocks = [raw] if len(raw) <= MAX_CHUNK_CHARS else pack(markdown_blocks(section))
+        pieces.extend(Piece(block, title) for block in blocks if block.strip())
         section.clear()
 
     for line in text.split("\n"):
@@ -145,15 +148,15 @@ def markdown_blocks(lines: list[str]) -> list[str]:
     return blocks
 
 
-def pack(blocks: Iterable[str], separator: str = "\n\n") -> list[str]:
-    """Greedily join blocks while the result stays within MAX_CHUNK_CHARS; never cut a block."""
+def pack(blocks: Iterable[str]) -> list[str]:
+    """Join blocks with blank lines while within MAX_CHUNK_CHARS; never cut a block."""
     packed: list[str] = []
     current = ""
     for block in blocks:
-        if current and len(current) + len(separator) + len(block) > MAX_CHUNK_CHARS:
+        if current and len(current) + 2 + len(block) > MAX_CHUNK_CHARS:
             packed.append(current)
             current = ""
-        current = current + separator + block if current else block
+        current = f"{current}\n\n{block}" if current else block
     if current:
         packed.append(current)
     return packed
@@ -178,12 +181,15 @@ def chunk_json(text: str, warn: Callable[[str], None]) -> list[Piece]:
 
 
 def json_pieces(value: Any, path: str) -> list[Piece]:
-    """Members of a too-large container, batched up to MAX_CHUNK_CHARS; large ones recurse."""
+    """Members of a too-large container, batched up to MAX_CHUNK_CHARS; large ones recurse.
+
+    An object member is rendered `"key": value`, and a recursed member's pieces
+    start with `"key": ` too, so every piece names the key it came from.
+    """
     if isinstance(value, dict):
-        members = [(join_key(path, key), render_member(key, item), item)
-                   for key, item in value.items()]
+        members = [(join_key(path, key), f"{render(key)}: ", item) for key, item in value.items()]
     elif isinstance(value, list):
-        members = [(f"{path}[{index}]", render(item), item) for index, item in enumerate(value)]
+        members = [(f"{path}[{index}]", "", item) for index, item in enumerate(value)]
     else:
         return [Piece(render(value), path)]
     pieces: list[Piece] = []
@@ -196,12 +202,13 @@ def json_pieces(value: Any, path: str) -> list[Piece]:
             batch.clear()
 
     batch_chars = 0
-    for member_path, rendered, item in members:
+    for member_path, prefix, item in members:
+        rendered = prefix + render(item)
         if len(rendered) > MAX_CHUNK_CHARS and isinstance(item, (dict, list)) and item:
             flush()
             batch_chars = 0
             nested = json_pieces(item, member_path)
-            pieces.extend(keyed(piece, member_path, value) for piece in nested)
+            pieces.extend(Piece(prefix + piece.text, piece.title) for piece in nested)
             continue
         if batch and batch_chars + len(rendered) > MAX_CHUNK_CHARS:
             flush()
@@ -212,22 +219,9 @@ def json_pieces(value: Any, path: str) -> list[Piece]:
     return pieces
 
 
-def keyed(piece: Piece, member_path: str, parent: Any) -> Piece:
-    """Prefix a nested object's piece with its own key name, so the key stays searchable."""
-    if not isinstance(parent, dict):
-        return piece
-    key = member_path.rsplit(".", 1)[-1]
-    return Piece(f"{json.dumps(key, ensure_ascii=False)}: {piece.text}", piece.title)
-
-
 def render(value: Any) -> str:
     """One-line JSON with the usual `, ` and `: ` separators, non-ASCII kept as written."""
     return json.dumps(value, ensure_ascii=False)
-
-
-def render_member(key: str, value: Any) -> str:
-    """An object member as `"key": value`."""
-    return f"{render(key)}: {render(value)}"
 
 
 def join_key(path: str, key: str) -> str:

@@ -147,3 +147,12 @@ def test_transcript_without_turns_is_plaintext_with_a_warning(make_entry: MakeEn
     chunked = chunk_entry_with_warnings(make_entry("tr_002", "transcript", "just a note"))
     assert [c.text for c in chunked.chunks] == ["just a note"]
     assert chunked.warnings == ("tr_002: no Human:/Assistant: turns found; indexed as plaintext",)
+
+
+def test_large_nested_json_pieces_name_their_key_and_path(make_entry: MakeEntry) -> None:
+    rows = {f"row.{n}": "v" * 100 for n in range(60)}
+    document = {"service": "api", "tables": {"a.b": rows}}
+    chunks = chunk_entry(make_entry("json_004", "json", json.dumps(document)))
+    nested = [c for c in chunks if c.title.startswith("tables.a.b.")]
+    assert nested
+    assert all(c.text.startswith('"tables": "a.b": "row.') for c in nested)
