@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_qualbench.engine import ALL_KINDS, Engine, Result
+from pytest_qualbench.engine import ALL_KINDS, Engine, Result, SearchEngine
 from pytest_qualbench.fixtures import Entry
 from tests.engine.conftest import MakeEntry
 
@@ -221,3 +221,7 @@ def test_any_text_indexes_and_searches(content_type: str, haystack: str, query: 
 
 def test_no_kinds_means_no_results(markdown_engine: Engine) -> None:
     assert markdown_engine.search("configuration", kinds=()) == []
+
+
+def test_engine_speaks_the_protocol() -> None:
+    assert isinstance(Engine(), SearchEngine)
