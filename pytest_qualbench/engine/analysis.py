@@ -20,7 +20,7 @@ _TOKEN = re.compile(f"[{_CJK}]|(?:(?![{_CJK}])\\w)+")
 _WORD = re.compile(r"\w+")
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
-# A word list reads better as prose than as 127 quoted strings.
+# A word list reads better as prose than as quoted strings.
 STOPWORDS = frozenset(
     """
     a about above after again against all am an and any are as at be because been before being
