@@ -8,11 +8,15 @@ from benchmarks.corpus import SCALES
 from benchmarks.measure import loglog_slope
 from benchmarks.workbench import ENGINE, FTS5
 
+# Query p50 on first sight of each query (what a benchmark run sees), and on repeats.
 QUERY_P50_MS = "query_p50_ms"
+REPEAT_QUERY_P50_MS = "repeat_p50_ms"
 BUILD_S = "build_s"
-MEMORY_MB = "memory_mb"
+# Engine: deep size of the built index's objects; FTS5: the database's pages.
+MEMORY_MB = "index_mb"
 # (metric, engine/FTS5 ratio target at TARGET_SCALE)
 RATIO_TARGETS = {QUERY_P50_MS: 0.25, BUILD_S: 1.0, MEMORY_MB: 1.0}
+TABLE_METRICS = (QUERY_P50_MS, REPEAT_QUERY_P50_MS, BUILD_S, MEMORY_MB)
 TARGET_SCALE = "100k"
 
 
@@ -55,19 +59,20 @@ class Ledger:
     def table(self) -> list[str]:
         """The ratio table at every measured scale, then the scaling exponents."""
         header = (
-            f"{'scale':>6} | {'metric':<12} | {'engine':>10} | {'fts5':>10} | {'ratio':>6} | target"
+            f"{'scale':>6} | {'metric':<13} | {'engine':>10} | {'fts5':>10} | {'ratio':>6} | target"
         )
         lines = [header, "-" * len(header)]
         for scale in self.scales():
-            for metric, target in RATIO_TARGETS.items():
+            for metric in TABLE_METRICS:
+                target = RATIO_TARGETS.get(metric)
                 engine = self.get(scale, metric, ENGINE)
                 reference = self.get(scale, metric, FTS5)
                 ratio = self.ratio(scale, metric)
                 verdict = ""
-                if scale == TARGET_SCALE and ratio is not None:
+                if scale == TARGET_SCALE and ratio is not None and target is not None:
                     verdict = f"<= {target} {'met' if ratio <= target else 'MISSED'}"
                 lines.append(
-                    f"{scale:>6} | {metric:<12} | {_number(engine)} | {_number(reference)} | "
+                    f"{scale:>6} | {metric:<13} | {_number(engine)} | {_number(reference)} | "
                     f"{_number(ratio, 6, 3)} | {verdict}"
                 )
         for side in (ENGINE, FTS5):

@@ -1,37 +1,44 @@
-"""Measurement helpers shared by the benchmarks: timing, percentiles, memory, scaling."""
+"""Measurement helpers shared by the benchmarks: timing, percentiles, index size, scaling."""
 
 from __future__ import annotations
 
 import gc
 import math
 import statistics
+import sys
 import time
-import tracemalloc
+import types
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+
+import numpy as np
 
 
-@dataclass(frozen=True)
-class MemoryUse:
-    """The Python heap a build took: its peak during the build, and what it kept after."""
+def deep_size_bytes(root: object) -> int:
+    """Bytes of every object reachable from root: sys.getsizeof each, plus numpy buffers.
 
-    peak_bytes: int
-    retained_bytes: int
+    Modules, classes and functions are shared with the rest of the process, not
+    part of an index, so the walk does not enter them. A numpy array's getsizeof
+    counts its buffer when it owns it; a view's buffer is counted through its base.
+    """
+    seen: set[int] = set()
+    pending = [root]
+    total = 0
+    while pending:
+        item = pending.pop()
+        if id(item) in seen or isinstance(item, _SHARED_TYPES):
+            continue
+        seen.add(id(item))
+        total += sys.getsizeof(item)
+        if isinstance(item, np.ndarray):
+            if item.base is not None:
+                pending.append(item.base)
+            if item.dtype != object:
+                continue
+        pending.extend(gc.get_referents(item))
+    return total
 
 
-def traced_memory(build: Callable[[], object]) -> MemoryUse:
-    """Run build under tracemalloc (numpy reports its buffers to it too), then drop its result."""
-    gc.collect()
-    tracemalloc.start()
-    try:
-        baseline, _ = tracemalloc.get_traced_memory()
-        built = build()
-        gc.collect()
-        current, peak = tracemalloc.get_traced_memory()
-        del built
-    finally:
-        tracemalloc.stop()
-    return MemoryUse(peak - baseline, current - baseline)
+_SHARED_TYPES = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType)
 
 
 def timed_passes(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pytest_benchmark.fixture import BenchmarkFixture
 
-from benchmarks.ledger import QUERY_P50_MS, Ledger
+from benchmarks.ledger import QUERY_P50_MS, REPEAT_QUERY_P50_MS, Ledger
 from benchmarks.measure import median_query_ms, percentile_query_ms, timed_passes
 from benchmarks.workbench import SIDES, Workbench
 
@@ -21,20 +21,28 @@ def test_query_latency(
 ) -> None:
     built = workbench.built(scale, side)
     queries = [query.text for query in workbench.corpus(scale).queries]
-    # One untimed pass: first-use costs (memoised stems, page cache) are not query time.
-    for query in queries:
-        built.search(query)
+    # The first pass sees each query for the first time, as a benchmark run does (each
+    # case runs once); later passes hit whatever the side memoises (stems, corrections).
+    first_pass: list[list[int]] = [[] for _ in queries]
+    timed_passes(built.search, queries, first_pass)()
     samples: list[list[int]] = [[] for _ in queries]
     benchmark.group = f"query pass {scale}"
     # pytest-benchmark ships no type hints.
     benchmark.pedantic(  # type: ignore[no-untyped-call]
         timed_passes(built.search, queries, samples), rounds=QUERY_ROUNDS[scale], iterations=1
     )
-    p50 = median_query_ms(samples)
+    first_p50 = median_query_ms(first_pass)
+    repeat_p50 = median_query_ms(samples)
     benchmark.extra_info.update(
-        {"queries": len(queries), "p50_ms": p50, "p95_ms": percentile_query_ms(samples, 95)}
+        {
+            "queries": len(queries),
+            "first_pass_p50_ms": first_p50,
+            "repeat_p50_ms": repeat_p50,
+            "repeat_p95_ms": percentile_query_ms(samples, 95),
+        }
     )
-    ledger.record(scale, QUERY_P50_MS, side, p50)
+    ledger.record(scale, QUERY_P50_MS, side, first_p50)
+    ledger.record(scale, REPEAT_QUERY_P50_MS, side, repeat_p50)
 
 
 @pytest.mark.parametrize("side", SIDES)
