@@ -199,7 +199,11 @@ def _loads(text: str | bytes) -> Any:
     # A UTF-8 byte order mark is what Windows editors write; it carries no data.
     if isinstance(text, bytes):
         text = text.decode("utf-8")
-    return json.loads(text.lstrip("\ufeff"))
+    try:
+        return json.loads(text.lstrip("\ufeff"))
+    except RecursionError:
+        # json recurses per nesting level; a hostile line must be an error, not a crash.
+        raise ValueError("nested too deeply") from None
 
 
 def _is_blank(line: str | bytes) -> bool:
