@@ -270,7 +270,9 @@ def _parse_case(
     if not isinstance(raw_case, dict):
         return None, [error(prefix, f"expected a JSON object, got {_json_type(raw_case)}")]
     errors = _check_field_names(raw_case, CASE_FIELDS, (), prefix + ".", error)
-    errors += _check_string_fields(raw_case, ("case_id", "query"), prefix + ".", error)
+    errors += _check_string_fields(
+        raw_case, ("case_id", "query", "expected_layer"), prefix + ".", error
+    )
     errors += _check_choice(raw_case, "expected_layer", EXPECTED_LAYERS, prefix + ".", error)
     needles = raw_case.get("needles", [])
     if not isinstance(needles, list) or not all(isinstance(n, str) and n for n in needles):
