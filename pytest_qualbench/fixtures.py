@@ -225,6 +225,13 @@ def parse_entry(raw: Any, path: str, line: int) -> tuple[Entry | None, list[Fixt
 
     if not isinstance(raw, dict):
         return None, [error("json", f"expected a JSON object, got {_json_type(raw)}")]
+    unencodable = _lone_surrogate_at(raw, "")
+    if unencodable is not None:
+        return None, [
+            error(
+                unencodable, "contains a lone surrogate escape (\\ud800-\\udfff), not valid Unicode"
+            )
+        ]
     errors = _check_field_names(raw, ENTRY_FIELDS, OPTIONAL_ENTRY_FIELDS, "", error)
     errors += _check_string_fields(
         raw, ("id", "content_type", "source_label", "source_kind"), "", error
@@ -259,6 +266,32 @@ def parse_entry(raw: Any, path: str, line: int) -> tuple[Entry | None, list[Fixt
         metadata=MappingProxyType(dict(metadata)),
     )
     return entry, errors
+
+
+def _lone_surrogate_at(raw: dict[str, Any], top: str) -> str | None:
+    """The field holding a string UTF-8 cannot encode (JSON's `\\ud800` escapes allow one)."""
+    # Such a string would pass every check here and then crash the report write.
+    # An explicit stack, not recursion: json accepts nesting deeper than Python's frames allow.
+    pending: list[tuple[str, Any]] = [(top, raw)]
+    while pending:
+        where, value = pending.pop()
+        if isinstance(value, str) and not _is_encodable(value):
+            return where or "json"
+        if isinstance(value, dict):
+            if not all(_is_encodable(key) for key in value):
+                return where or "json"
+            pending += [(f"{where}.{k}" if where else k, v) for k, v in reversed(value.items())]
+        elif isinstance(value, list):
+            pending += [(f"{where}[{i}]", v) for i, v in reversed(list(enumerate(value)))]
+    return None
+
+
+def _is_encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _parse_case(
