@@ -225,7 +225,7 @@ def parse_entry(raw: Any, path: str, line: int) -> tuple[Entry | None, list[Fixt
 
     if not isinstance(raw, dict):
         return None, [error("json", f"expected a JSON object, got {_json_type(raw)}")]
-    unencodable = _lone_surrogate_at(raw, "")
+    unencodable = _lone_surrogate_at(raw)
     if unencodable is not None:
         return None, [
             error(
@@ -268,11 +268,14 @@ def parse_entry(raw: Any, path: str, line: int) -> tuple[Entry | None, list[Fixt
     return entry, errors
 
 
-def _lone_surrogate_at(raw: dict[str, Any], top: str) -> str | None:
+def _lone_surrogate_at(raw: dict[str, Any]) -> str | None:
     """The field holding a string UTF-8 cannot encode (JSON's `\\ud800` escapes allow one)."""
     # Such a string would pass every check here and then crash the report write.
-    # An explicit stack, not recursion: json accepts nesting deeper than Python's frames allow.
-    pending: list[tuple[str, Any]] = [(top, raw)]
+    if not _may_hold_lone_surrogate(raw):
+        return None
+    # Only now find the field. An explicit stack, not recursion: json accepts
+    # nesting deeper than Python's frames allow.
+    pending: list[tuple[str, Any]] = [("", raw)]
     while pending:
         where, value = pending.pop()
         if isinstance(value, str) and not _is_encodable(value):
@@ -284,6 +287,15 @@ def _lone_surrogate_at(raw: dict[str, Any], top: str) -> str | None:
         elif isinstance(value, list):
             pending += [(f"{where}[{i}]", v) for i, v in reversed(list(enumerate(value)))]
     return None
+
+
+def _may_hold_lone_surrogate(raw: dict[str, Any]) -> bool:
+    """The fast whole-line check, in C; a line too deep to re-encode gets the walk."""
+    try:
+        json.dumps(raw, ensure_ascii=False).encode("utf-8")
+    except (UnicodeEncodeError, RecursionError):
+        return True
+    return False
 
 
 def _is_encodable(text: str) -> bool:
