@@ -200,10 +200,20 @@ def _loads(text: str | bytes) -> Any:
     if isinstance(text, bytes):
         text = text.decode("utf-8")
     try:
-        return json.loads(text.lstrip("\ufeff"))
+        return json.loads(text.lstrip("\ufeff"), object_pairs_hook=_object_with_unique_keys)
     except RecursionError:
         # json recurses per nesting level; a hostile line must be an error, not a crash.
         raise ValueError("nested too deeply") from None
+
+
+def _object_with_unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # json keeps the last of repeated keys silently; two "needles" would hide one list.
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise ValueError(f"duplicate key {key!r}")
+        seen.add(key)
+    return dict(pairs)
 
 
 def _is_blank(line: str | bytes) -> bool:
