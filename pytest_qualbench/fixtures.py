@@ -166,7 +166,7 @@ def load_fixture_file(path: Path, shown_as: str | None = None) -> FixtureFile:
         reader = jsonlines.Reader(lines, loads=_loads)
         while True:
             try:
-                raw = reader.read()
+                raw = reader.read(allow_none=True)
             except EOFError:
                 break
             except jsonlines.InvalidLineError as exc:
