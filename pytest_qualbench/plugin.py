@@ -284,6 +284,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 
 def _engine_info(bench_run: BenchRun) -> dict[str, Any] | None:
+    """Name, config and indexing warnings of the engines this process built."""
     for corpus in bench_run.corpora.values():
         engine = corpus.engine
         config = getattr(engine, "config", {})
@@ -291,6 +292,11 @@ def _engine_info(bench_run: BenchRun) -> dict[str, Any] | None:
             "name": f"{type(engine).__module__}:{type(engine).__qualname__}",
             "config": dict(config) if isinstance(config, dict) else {},
             "lists_chunks": bench_run.lists_chunks(),
+            "warnings": sorted(
+                str(warning)
+                for indexed in bench_run.corpora.values()
+                for warning in getattr(indexed.engine, "warnings", ())
+            ),
         }
     return None
 
@@ -342,8 +348,16 @@ class QualbenchReporter:
             return
         for content_type, index_ms in output["index_ms"].items():
             self.index_ms[content_type] = max(index_ms, self.index_ms.get(content_type, 0.0))
+        engine = output["engine"]
+        if engine is None:
+            return
         if self.engine is None:
-            self.engine = output["engine"]
+            self.engine = engine
+        else:
+            # Each worker indexed only the content types it ran: their warnings add up.
+            warnings = set(self.engine["warnings"]) | set(engine["warnings"])
+            lists_chunks = self.engine["lists_chunks"] and engine["lists_chunks"]
+            self.engine = {**self.engine, "warnings": sorted(warnings), "lists_chunks": lists_chunks}
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -420,7 +434,11 @@ class QualbenchReporter:
             "python": platform.python_version(),
             "platform": platform.platform(),
             "plugin_version": __version__,
-            "engine": {"name": engine["name"], "config": engine["config"]},
+            "engine": {
+                "name": engine["name"],
+                "config": engine["config"],
+                "warnings": engine.get("warnings", []),
+            },
             "relevant_set": "chunks" if engine["lists_chunks"] else "returned",
             "selection": {"cases_in_fixture_set": len(self.cases), "cases_run": len(self.records)},
         }
@@ -437,6 +455,8 @@ class QualbenchReporter:
                 f"floors not enforced: {selection['cases_run']} of "
                 f"{selection['cases_in_fixture_set']} cases ran"
             )
+        for warning in self.report["metadata"]["engine"]["warnings"]:
+            terminalreporter.write_line(f"engine warning: {warning}", yellow=True)
         if any(not record.layers_reported for record in self.records.values()):
             terminalreporter.write_line("layer checks skipped: the engine labels no layers")
         for verdict in self.verdicts:
