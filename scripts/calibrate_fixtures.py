@@ -93,13 +93,16 @@ def print_cases(observations: Sequence[Observation], show_all: bool) -> None:
         if not show_all and not obs.problems:
             continue
         status = "FAIL " + "; ".join(obs.problems) if obs.problems else "ok"
-        print(f"{obs.case.case_id:<14} rank={obs.rank!s:<4} layer={obs.layer!s:<28} "
-              f"query={obs.case.query!r}  {status}")
+        print(
+            f"{obs.case.case_id:<14} rank={obs.rank!s:<4} layer={obs.layer!s:<28} "
+            f"query={obs.case.query!r}  {status}"
+        )
 
 
 def print_summary(observations: Sequence[Observation]) -> None:
-    print(f"\n{'content_type':<12} {'cases':>5} {'pass':>5} {'hit@1':>6} {'mrr':>6} "
-          f"{'neg pass':>9}")
+    print(
+        f"\n{'content_type':<12} {'cases':>5} {'pass':>5} {'hit@1':>6} {'mrr':>6} {'neg pass':>9}"
+    )
     for content_type in CONTENT_TYPES:
         of_type = [o for o in observations if o.case.content_type == content_type]
         if not of_type:
@@ -110,15 +113,21 @@ def print_summary(observations: Sequence[Observation]) -> None:
         hit_at_1 = sum(o.rank == 1 for o in positives) / len(positives) if positives else 0.0
         mrr = sum(1 / o.rank for o in positives if o.rank) / len(positives) if positives else 0.0
         negative_pass = sum(not o.problems for o in negatives)
-        print(f"{content_type:<12} {len(of_type):>5} {passed:>5} {hit_at_1:>6.3f} {mrr:>6.3f} "
-              f"{negative_pass:>4}/{len(negatives):<4}")
+        print(
+            f"{content_type:<12} {len(of_type):>5} {passed:>5} {hit_at_1:>6.3f} {mrr:>6.3f} "
+            f"{negative_pass:>4}/{len(negatives):<4}"
+        )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="*", type=Path, default=[ROOT / "bench_fixtures"])
-    parser.add_argument("--all", action="store_true", dest="show_all",
-                        help="list passing cases too, not only failures")
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        dest="show_all",
+        help="list passing cases too, not only failures",
+    )
     args = parser.parse_args(argv)
     observations = calibrate(args.paths)
     print_cases(observations, args.show_all)

@@ -30,7 +30,11 @@ from pytest_qualbench.fixtures import (
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_DIR = ROOT / "bench_fixtures"
 ID_PREFIXES = {
-    "markdown": "md", "json": "json", "plaintext": "txt", "transcript": "tr", "curated": "cur",
+    "markdown": "md",
+    "json": "json",
+    "plaintext": "txt",
+    "transcript": "tr",
+    "curated": "cur",
 }
 MIN_ENTRIES_PER_FILE = 12
 CASES_PER_ENTRY = (4, 5)
@@ -137,9 +141,11 @@ def test_negative_query_words_are_out_of_fuzzy_reach(fixture_set: FixtureSet) ->
         for case in fixture_set.cases()
         if case.is_negative
         for word in re.findall(r"[^\W_]+", case.query.lower())
-        if (match := process.extractOne(
-            word, vocabulary, scorer=Levenshtein.distance, score_cutoff=fuzzy_distance(word)
-        ))
+        if (
+            match := process.extractOne(
+                word, vocabulary, scorer=Levenshtein.distance, score_cutoff=fuzzy_distance(word)
+            )
+        )
     ]
     assert near == []
 
