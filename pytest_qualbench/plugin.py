@@ -133,6 +133,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default="warn",
         help="what a missing or unreadable baseline does (default: warn)",
     )
+    group.addoption(
+        "--qualbench-html",
+        dest="qualbench_html",
+        metavar="PATH",
+        help="also write a self-contained HTML report (needs the [html] extra)",
+    )
     parser.addini(
         "qualbench_paths",
         "fixture files or directories of the benchmark",
@@ -278,6 +284,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 
 def _engine_info(bench_run: BenchRun) -> dict[str, Any] | None:
+    """Name, config and indexing warnings of the engines this process built."""
     for corpus in bench_run.corpora.values():
         engine = corpus.engine
         config = getattr(engine, "config", {})
@@ -285,6 +292,11 @@ def _engine_info(bench_run: BenchRun) -> dict[str, Any] | None:
             "name": f"{type(engine).__module__}:{type(engine).__qualname__}",
             "config": dict(config) if isinstance(config, dict) else {},
             "lists_chunks": bench_run.lists_chunks(),
+            "warnings": sorted(
+                str(warning)
+                for indexed in bench_run.corpora.values()
+                for warning in getattr(indexed.engine, "warnings", ())
+            ),
         }
     return None
 
@@ -310,6 +322,8 @@ class QualbenchReporter:
         self.report: dict[str, Any] | None = None
         self.verdicts: list[FloorVerdict] = []
         self.compare_lines: list[str] = []
+        self.baseline: tuple[dict[str, Any], dict[str, Any]] | None = None
+        self.html_line: str | None = None
 
     def _case_of(self, nodeid: str) -> Case | None:
         path, _, name = nodeid.rpartition("::")
@@ -334,8 +348,16 @@ class QualbenchReporter:
             return
         for content_type, index_ms in output["index_ms"].items():
             self.index_ms[content_type] = max(index_ms, self.index_ms.get(content_type, 0.0))
+        engine = output["engine"]
+        if engine is None:
+            return
         if self.engine is None:
-            self.engine = output["engine"]
+            self.engine = engine
+        else:
+            # Each worker indexed only the content types it ran: their warnings add up.
+            warnings = set(self.engine["warnings"]) | set(engine["warnings"])
+            lists_chunks = self.engine["lists_chunks"] and engine["lists_chunks"]
+            self.engine = {**self.engine, "warnings": sorted(warnings), "lists_chunks": lists_chunks}
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -360,6 +382,9 @@ class QualbenchReporter:
         baseline: str | None = self.config.option.qualbench_compare
         if baseline:
             gate_failed |= self._compare(self.config.invocation_params.dir / baseline, self.report)
+        html_path: str | None = self.config.option.qualbench_html
+        if html_path:
+            self._write_html(self.config.invocation_params.dir / html_path, self.report)
         if gate_failed and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
@@ -369,6 +394,7 @@ class QualbenchReporter:
             IncomparableReports,
             ReportError,
             compare_reports,
+            comparison_to_json,
             load_report,
             render_comparison,
         )
@@ -385,7 +411,20 @@ class QualbenchReporter:
             self.compare_lines = [f"cannot compare with {baseline}: {exc}"]
             return True
         self.compare_lines = render_comparison(comparison, "text").splitlines()
+        self.baseline = (base, comparison_to_json(comparison))
         return comparison.exit_code != 0
+
+    def _write_html(self, path: Path, report: dict[str, Any]) -> None:
+        from pytest_qualbench.html_report import HtmlExtraMissing, render_html, write_html
+
+        base, comparison = self.baseline if self.baseline is not None else (None, None)
+        try:
+            page = render_html([report] if base is None else [base, report], comparison=comparison)
+        except HtmlExtraMissing as exc:
+            self.html_line = f"html report not written: {exc}"
+            return
+        write_html(path, page)
+        self.html_line = f"html report: {path}"
 
     def _metadata(self) -> dict[str, Any]:
         engine = self.engine or {"name": None, "config": {}, "lists_chunks": True}
@@ -395,7 +434,11 @@ class QualbenchReporter:
             "python": platform.python_version(),
             "platform": platform.platform(),
             "plugin_version": __version__,
-            "engine": {"name": engine["name"], "config": engine["config"]},
+            "engine": {
+                "name": engine["name"],
+                "config": engine["config"],
+                "warnings": engine.get("warnings", []),
+            },
             "relevant_set": "chunks" if engine["lists_chunks"] else "returned",
             "selection": {"cases_in_fixture_set": len(self.cases), "cases_run": len(self.records)},
         }
@@ -412,11 +455,15 @@ class QualbenchReporter:
                 f"floors not enforced: {selection['cases_run']} of "
                 f"{selection['cases_in_fixture_set']} cases ran"
             )
+        for warning in self.report["metadata"]["engine"]["warnings"]:
+            terminalreporter.write_line(f"engine warning: {warning}", yellow=True)
         if any(not record.layers_reported for record in self.records.values()):
             terminalreporter.write_line("layer checks skipped: the engine labels no layers")
         for verdict in self.verdicts:
             if verdict.ok is False:
                 terminalreporter.write_line(verdict.describe(), red=True, bold=True)
+        if self.html_line is not None:
+            terminalreporter.write_line(self.html_line)
         if self.compare_lines:
             terminalreporter.write_sep("-", "qualbench compare")
             for line in self.compare_lines:

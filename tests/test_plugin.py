@@ -299,6 +299,7 @@ def test_report_schema(pytester: pytest.Pytester) -> None:
     assert report["metadata"]["engine"] == {
         "name": "wordengine:WordEngine",
         "config": {"kind": "word"},
+        "warnings": [],
     }
     assert report["metadata"]["relevant_set"] == "chunks"
     assert sorted(report["overall"]) == sorted(
