@@ -395,7 +395,9 @@ def _check_field_names(
         if name not in known:
             close = difflib.get_close_matches(name, known, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            errors.append(error(prefix + name, f"unknown field{hint}"))
+            # An empty or multi-line key would make an empty or broken field name: quote it.
+            shown = name if name.isidentifier() else json.dumps(name)
+            errors.append(error(prefix + shown, f"unknown field{hint}"))
     return errors
 
 
