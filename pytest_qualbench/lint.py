@@ -138,28 +138,49 @@ def _needle_findings(entries: Sequence[Entry]) -> list[LintFinding]:
     findings = []
     for entry in entries:
         for case in entry.cases:
-            for needle in case.needles:
-                findings += _one_needle_findings(entry, case, needle, entries)
+            findings += _case_needle_findings(entry, case, entries)
     return findings
 
 
-def _one_needle_findings(
-    entry: Entry, case: Case, needle: str, entries: Sequence[Entry]
-) -> list[LintFinding]:
-    def finding(level: str, message: str) -> LintFinding:
-        message = f"case {case.case_id}: needle {needle!r} {message}"
-        return LintFinding(entry.path, entry.line, level, message)
-
+def _case_needle_findings(entry: Entry, case: Case, entries: Sequence[Entry]) -> list[LintFinding]:
+    holders = {needle: [e.id for e in entries if needle in e.haystack] for needle in case.needles}
+    anchored = any(entry.id in ids for ids in holders.values())
     findings = []
-    if needle not in entry.haystack:
-        findings.append(finding(ERROR, f"is not in the haystack of entry {entry.id}"))
-    others = [other.id for other in entries if other is not entry and needle in other.haystack]
-    if others:
-        findings.append(finding(WARNING, f"also occurs in {_name_entries(others)}"))
-    weakness = needle_weakness(needle)
-    if weakness is not None:
-        findings.append(finding(WARNING, weakness))
+    for needle, ids in holders.items():
+        weakness = needle_weakness(needle)
+        problems = [
+            _placement_problem(entry, ids, anchored),
+            (WARNING, weakness) if weakness is not None else None,
+        ]
+        for problem in problems:
+            if problem is not None:
+                level, text = problem
+                message = f"case {case.case_id}: needle {needle!r} {text}"
+                findings.append(LintFinding(entry.path, entry.line, level, message))
     return findings
+
+
+def _placement_problem(
+    entry: Entry, holder_ids: Sequence[str], anchored: bool
+) -> tuple[str, str] | None:
+    """Where a needle is wrong, if it is: a needle must be findable and point at one place.
+
+    A needle may live in another entry than its case's (a query with several relevant
+    documents, as an importer writes), as long as one needle of the case is in the
+    case's own haystack (`anchored`) and this one is in exactly one entry.
+    """
+    others = _name_entries([other for other in holder_ids if other != entry.id])
+    if entry.id in holder_ids:
+        return (WARNING, f"also occurs in {others}") if others else None
+    if not holder_ids:
+        return ERROR, (f"is not in the haystack of entry {entry.id} "
+                       f"nor of any other {entry.content_type} entry")
+    if not anchored:
+        return ERROR, (f"is not in the haystack of entry {entry.id} (only in {others}), "
+                       "and no other needle of the case is")
+    if len(holder_ids) > 1:
+        return WARNING, f"is not in the haystack of entry {entry.id} and occurs in {others}"
+    return None
 
 
 def needle_weakness(needle: str) -> str | None:

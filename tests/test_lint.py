@@ -100,7 +100,8 @@ def test_needle_missing_from_its_haystack_is_an_error_at_the_entry_line(tmp_path
     assert findings == [
         LintFinding(
             "a.jsonl", 4, ERROR,
-            "case pt_004_q1: needle 'checksum drift' is not in the haystack of entry pt_004",
+            "case pt_004_q1: needle 'checksum drift' is not in the haystack of entry pt_004 "
+            "nor of any other plaintext entry",
         )
     ]
 
@@ -109,7 +110,35 @@ def test_needle_match_is_case_sensitive_like_relevance(tmp_path: Path) -> None:
     entries = clean_entries()
     entries[0]["cases"][0]["needles"] = ["connection pooling"]
     assert messages(lint_fixture_set(load(tmp_path, ("a.jsonl", entries))), ERROR) == [
-        "case pt_001_q1: needle 'connection pooling' is not in the haystack of entry pt_001"
+        "case pt_001_q1: needle 'connection pooling' is not in the haystack of entry pt_001 "
+        "nor of any other plaintext entry"
+    ]
+
+
+def test_a_needle_may_point_at_one_other_entry_when_the_case_is_anchored(tmp_path: Path) -> None:
+    # Several relevant documents, as an imported collection has them: one needle here,
+    # one in exactly one other entry.
+    entries = clean_entries()
+    entries[0]["cases"][0]["needles"] = ["Connection pooling", "Sharding"]
+    assert lint_fixture_set(load(tmp_path, ("a.jsonl", entries))) == []
+
+
+def test_a_case_with_no_needle_in_its_own_haystack_is_an_error(tmp_path: Path) -> None:
+    entries = clean_entries()
+    entries[0]["cases"][0]["needles"] = ["Sharding"]
+    assert messages(lint_fixture_set(load(tmp_path, ("a.jsonl", entries)))) == [
+        "case pt_001_q1: needle 'Sharding' is not in the haystack of entry pt_001 (only in "
+        "pt_010), and no other needle of the case is"
+    ]
+
+
+def test_a_needle_pointing_at_several_other_entries_is_a_warning(tmp_path: Path) -> None:
+    entries = clean_entries()
+    entries[0]["cases"][0]["needles"] = ["Connection pooling", "Kerberos"]
+    entries[5]["haystack"] += " Kerberos realms merge too."
+    assert messages(lint_fixture_set(load(tmp_path, ("a.jsonl", entries)))) == [
+        "case pt_001_q1: needle 'Kerberos' is not in the haystack of entry pt_001 and occurs in "
+        "pt_006, pt_007"
     ]
 
 
@@ -344,7 +373,7 @@ def test_cli_lint_prints_findings_and_fails_on_errors(
     assert main(["lint", "bench"]) == 1
     assert capsys.readouterr().out.splitlines() == [
         "bench/a.jsonl:3: error: case pt_003_q1: needle 'backpressure' is not in the haystack "
-        "of entry pt_003",
+        "of entry pt_003 nor of any other plaintext entry",
         "1 error, 0 warnings in 1 file",
     ]
 
