@@ -195,8 +195,10 @@ class _CountedLines:
             yield line
 
 
-def _loads(text: str) -> Any:
+def _loads(text: str | bytes) -> Any:
     # A UTF-8 byte order mark is what Windows editors write; it carries no data.
+    if isinstance(text, bytes):
+        text = text.decode("utf-8")
     return json.loads(text.lstrip("\ufeff"))
 
 
@@ -220,7 +222,9 @@ def parse_entry(raw: Any, path: str, line: int) -> tuple[Entry | None, list[Fixt
     if not isinstance(raw, dict):
         return None, [error("json", f"expected a JSON object, got {_json_type(raw)}")]
     errors = _check_field_names(raw, ENTRY_FIELDS, OPTIONAL_ENTRY_FIELDS, "", error)
-    errors += _check_string_fields(raw, ("id", "content_type", "source_label", "source_kind"), "", error)
+    errors += _check_string_fields(
+        raw, ("id", "content_type", "source_label", "source_kind"), "", error
+    )
     if "haystack" in raw and not isinstance(raw["haystack"], str):
         errors.append(error("haystack", f"expected a string, got {_json_type(raw['haystack'])}"))
     errors += _check_choice(raw, "content_type", CONTENT_TYPES, "", error)
@@ -278,13 +282,21 @@ def _parse_case(
     layer = raw_case["expected_layer"]
     if not needles and layer != NEGATIVE_LAYER:
         errors.append(
-            error(f"{prefix}.expected_layer", f"a negative case (needles: []) expects 'none', got {layer!r}")
+            error(
+                f"{prefix}.expected_layer",
+                f"a negative case (needles: []) expects 'none', got {layer!r}",
+            )
         )
     if needles and layer == NEGATIVE_LAYER:
-        errors.append(error(f"{prefix}.expected_layer", "'none' is only for negative cases (needles: [])"))
+        errors.append(
+            error(f"{prefix}.expected_layer", "'none' is only for negative cases (needles: [])")
+        )
     if not needles and ceiling > 0:
         errors.append(
-            error(f"{prefix}.expected_rank_ceiling", f"a negative case has no rank to check; use 0, got {ceiling}")
+            error(
+                f"{prefix}.expected_rank_ceiling",
+                f"a negative case has no rank to check; use 0, got {ceiling}",
+            )
         )
     if errors:
         return None, errors
@@ -309,7 +321,9 @@ def _check_field_names(
     prefix: str,
     error: Any,
 ) -> list[FixtureError]:
-    errors = [error(prefix + name, "missing required field") for name in required if name not in raw]
+    errors = [
+        error(prefix + name, "missing required field") for name in required if name not in raw
+    ]
     known = (*required, *optional)
     for name in raw:
         if name not in known:
@@ -334,12 +348,21 @@ def _check_choice(
 ) -> list[FixtureError]:
     value = raw.get(name)
     if isinstance(value, str) and value.strip() and value not in choices:
-        return [error(prefix + name, f"unknown value {value!r}; expected one of {', '.join(choices)}")]
+        return [
+            error(prefix + name, f"unknown value {value!r}; expected one of {', '.join(choices)}")
+        ]
     return []
 
 
 def _json_type(value: Any) -> str:
-    names = {dict: "object", list: "array", str: "string", bool: "boolean", int: "number", float: "number"}
+    names = {
+        dict: "object",
+        list: "array",
+        str: "string",
+        bool: "boolean",
+        int: "number",
+        float: "number",
+    }
     return "null" if value is None else names.get(type(value), type(value).__name__)
 
 
@@ -355,8 +378,12 @@ def _drop_duplicates(files: Sequence[FixtureFile]) -> tuple[FixtureFile, ...]:
             first = entry_seen.get(entry.id)
             if first is not None:
                 errors.append(
-                    FixtureError(entry.path, entry.line, "id",
-                                 f"duplicate id {entry.id!r} (first at {first.path}:{first.line})")
+                    FixtureError(
+                        entry.path,
+                        entry.line,
+                        "id",
+                        f"duplicate id {entry.id!r} (first at {first.path}:{first.line})",
+                    )
                 )
                 continue
             entry_seen[entry.id] = entry
@@ -365,16 +392,22 @@ def _drop_duplicates(files: Sequence[FixtureFile]) -> tuple[FixtureFile, ...]:
                 first_case = case_seen.get(case.case_id)
                 if first_case is not None:
                     errors.append(
-                        FixtureError(case.path, case.line, "case_id",
-                                     f"duplicate case_id {case.case_id!r} "
-                                     f"(first at {first_case.path}:{first_case.line})")
+                        FixtureError(
+                            case.path,
+                            case.line,
+                            "case_id",
+                            f"duplicate case_id {case.case_id!r} "
+                            f"(first at {first_case.path}:{first_case.line})",
+                        )
                     )
                     continue
                 case_seen[case.case_id] = case
                 kept_cases.append(case)
             entries.append(_with_cases(entry, tuple(kept_cases)))
         errors.sort(key=lambda e: e.line)
-        result.append(FixtureFile(fixture_file.path, fixture_file.display_path, tuple(entries), tuple(errors)))
+        result.append(
+            FixtureFile(fixture_file.path, fixture_file.display_path, tuple(entries), tuple(errors))
+        )
     return tuple(result)
 
 
@@ -382,6 +415,13 @@ def _with_cases(entry: Entry, cases: tuple[Case, ...]) -> Entry:
     if cases == entry.cases:
         return entry
     return Entry(
-        entry.id, entry.content_type, entry.haystack, entry.source_label, entry.source_kind,
-        cases, entry.path, entry.line, entry.metadata,
+        entry.id,
+        entry.content_type,
+        entry.haystack,
+        entry.source_label,
+        entry.source_kind,
+        cases,
+        entry.path,
+        entry.line,
+        entry.metadata,
     )

@@ -1,0 +1,170 @@
+"""Collection: a JSONL fixture file is a pytest File, each case an Item.
+
+A broken fixture line becomes its own item that errors at setup, naming
+file:line and field, so the rest of the file and the session still run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from pytest_qualbench.fixtures import Case, FixtureError
+from pytest_qualbench.judge import CaseRecord, error_record
+from pytest_qualbench.runner import BenchRun
+
+if TYPE_CHECKING:
+    # pytest types repr_failure's return with this class but does not export it.
+    from _pytest._code.code import TerminalRepr
+
+bench_run_key = pytest.StashKey[BenchRun]()
+JUNIT_METRICS = (
+    "hit@1",
+    "hit@3",
+    "hit@10",
+    "mrr",
+    "recall@10",
+    "ndcg@10",
+    "context_recall",
+    "negative_pass",
+)
+
+
+class CaseFailed(Exception):
+    """A case whose checks failed; carries the record to render."""
+
+    def __init__(self, record: CaseRecord) -> None:
+        super().__init__(record.case_id)
+        self.record = record
+
+
+class QualbenchFile(pytest.File):
+    """One JSONL fixture file of the session's fixture set."""
+
+    def collect(self) -> Iterator[pytest.Item]:
+        bench_run = self.config.stash[bench_run_key]
+        fixture_file = bench_run.fixture_set.file(self.path)
+        if fixture_file is None:
+            return
+        for error in fixture_file.errors:
+            yield FixtureLineItem.from_parent(
+                self, name=f"line{error.line}:{error.field}", error=error
+            )
+        for entry in fixture_file.entries:
+            for case in entry.cases:
+                yield CaseItem.from_parent(self, name=case.case_id, case=case)
+
+
+class FixtureLineItem(pytest.Item):
+    """Stands for one broken fixture line and reports it as an error at setup."""
+
+    def __init__(self, *, error: FixtureError, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.error = error
+
+    def setup(self) -> None:
+        # pytrace=False: the located message is the whole story, a traceback adds noise.
+        pytest.fail(f"invalid fixture line: {self.error}", pytrace=False)
+
+    def runtest(self) -> None:
+        """Never reached: setup always fails."""
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        return self.path, self.error.line - 1, f"[qualbench] {self.error.path}:{self.error.line}"
+
+
+class CaseItem(pytest.Item):
+    """One labeled query: search, judge, and fail with a readable account."""
+
+    def __init__(self, *, case: Case, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.case = case
+        self.record: CaseRecord | None = None
+        self.add_marker("qualbench")
+        self.add_marker(case.content_type)
+
+    def runtest(self) -> None:
+        bench_run = self.config.stash[bench_run_key]
+        try:
+            self.record = bench_run.run_case(self.case)
+        except Exception as exc:
+            # The case scores 0 and the user sees their engine's own traceback.
+            self.record = error_record(self.case, exc)
+            raise
+        finally:
+            if self.record is not None:
+                self.user_properties.extend(junit_properties(self.record))
+        if not self.record.passed:
+            raise CaseFailed(self.record)
+
+    def repr_failure(
+        self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
+    ) -> str | TerminalRepr:
+        if isinstance(excinfo.value, CaseFailed):
+            return render_failure(excinfo.value.record, f"{self.case.path}:{self.case.line}")
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Any, int | None, str]:
+        return self.path, self.case.line - 1, f"[qualbench] {self.case.case_id}"
+
+
+def junit_properties(record: CaseRecord) -> list[tuple[str, object]]:
+    """Per-case values as JUnit XML `<property>` elements, for CI dashboards."""
+    properties: list[tuple[str, object]] = [
+        ("qualbench.content_type", record.content_type),
+        ("qualbench.rank", "" if record.rank is None else record.rank),
+        ("qualbench.layer", record.layer or ""),
+        ("qualbench.result_count", record.result_count),
+    ]
+    properties += [
+        (f"qualbench.{name}", "" if value is None else round(value, 6))
+        for name, value in record.metrics.items()
+        if name in JUNIT_METRICS
+    ]
+    return properties
+
+
+def render_failure(record: CaseRecord, location: str) -> str:
+    """Query, what was expected against what came back, and the top results."""
+    lines = [f"{record.case_id} [{record.content_type}] {location}", f"query:     {record.query!r}"]
+    if record.corrected_query is not None:
+        lines.append(f"corrected: {record.corrected_query!r}")
+    for failure in record.failures:
+        lines.append(
+            f"FAILED {failure.type}: {_describe(failure.type, failure.expected, failure.actual)}"
+        )
+    if not record.negative:
+        missing = [needle for needle in record.needles if needle not in record.needles_found]
+        lines.append(
+            f"needles:   {len(record.needles_found)} of {len(set(record.needles))} found"
+            + (f"; missing {', '.join(repr(n) for n in missing)}" if missing else "")
+        )
+        lines.append(
+            f"expected:  layer {record.expected_layer}, rank <= {record.expected_rank_ceiling or 'any'}"
+        )
+        lines.append(f"actual:    layer {record.layer}, first relevant rank {record.rank}")
+    if record.top_results:
+        lines.append(f"top results ({record.result_count} returned):")
+        for shown in record.top_results:
+            snippet = shown.snippet
+            if shown.needle is not None:
+                snippet = snippet.replace(shown.needle, f">>>{shown.needle}<<<", 1)
+            title = f" {shown.title} |" if shown.title else ""
+            lines.append(f"  {shown.rank:>2}. [{shown.layer}]{title} {snippet}")
+    elif not record.negative:
+        lines.append("top results: none returned")
+    return "\n".join(lines)
+
+
+def _describe(check: str, expected: Any, actual: Any) -> str:
+    if check == "negative":
+        return f"expected no results, got {actual}"
+    if check == "rank":
+        return f"expected first relevant rank <= {expected}, got {actual if actual is not None else 'none'}"
+    if check == "layer":
+        return f"expected layer {expected!r}, got {actual!r}"
+    if check == "needles":
+        return f"expected all of {expected!r}, found {actual!r}"
+    return f"{actual}"

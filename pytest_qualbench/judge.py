@@ -1,0 +1,293 @@
+"""Judging one case: its ranked results against its needles, ceiling and layer.
+
+The judge is pure: the plugin hands it the case, what the engine returned and
+how many chunks of the corpus are relevant, and gets back a `CaseRecord`, the
+one record per case that travels from xdist workers to the controller and into
+the JSON report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_qualbench.engine.types import Result
+from pytest_qualbench.fixtures import Case
+from pytest_qualbench.metrics import (
+    METRIC_NAMES,
+    needles_found,
+    negative_case_metrics,
+    positive_case_metrics,
+)
+
+CHECKS = ("needles", "rank", "layer", "negative")
+TOP_RESULTS_SHOWN = 5
+SNIPPET_CHARS = 160
+
+
+@dataclass(frozen=True)
+class Failure:
+    """One failed check of one case (`type` is a CHECKS name, or `error`)."""
+
+    case_id: str
+    type: str
+    expected: Any
+    actual: Any
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "case_id": self.case_id,
+            "type": self.type,
+            "expected": self.expected,
+            "actual": self.actual,
+        }
+
+
+@dataclass(frozen=True)
+class ShownResult:
+    """A returned result as a failure message and the report show it."""
+
+    rank: int
+    layer: str | None
+    title: str
+    snippet: str
+    needle: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rank": self.rank,
+            "layer": self.layer,
+            "title": self.title,
+            "snippet": self.snippet,
+            "needle": self.needle,
+        }
+
+
+@dataclass(frozen=True)
+class CaseRecord:
+    """The outcome of one case: what the report's `cases` and `failures` hold."""
+
+    case_id: str
+    entry_id: str
+    content_type: str
+    query: str
+    corrected_query: str | None
+    expected_layer: str
+    expected_rank_ceiling: int
+    negative: bool
+    needles: tuple[str, ...]
+    result_count: int
+    rank: int | None
+    layer: str | None
+    needles_found: tuple[str, ...]
+    metrics: Mapping[str, float | None]
+    failures: tuple[Failure, ...]
+    top_results: tuple[ShownResult, ...]
+    latency_ms: float
+    layers_reported: bool
+
+    @property
+    def passed(self) -> bool:
+        return not self.failures
+
+    def to_json(self) -> dict[str, Any]:
+        """The report's case record; failed cases also carry their top results."""
+        record: dict[str, Any] = {
+            "case_id": self.case_id,
+            "entry_id": self.entry_id,
+            "content_type": self.content_type,
+            "query": self.query,
+            "corrected_query": self.corrected_query,
+            "expected_layer": self.expected_layer,
+            "expected_rank_ceiling": self.expected_rank_ceiling,
+            "negative": self.negative,
+            "result_count": self.result_count,
+            "rank": self.rank,
+            "layer": self.layer,
+            "needles_found": list(self.needles_found),
+            "needles_total": len(self.needles),
+            "metrics": dict(self.metrics),
+            "passed": self.passed,
+            "latency_ms": self.latency_ms,
+        }
+        if not self.passed:
+            record["top_results"] = [shown.to_json() for shown in self.top_results]
+        return record
+
+    def to_wire(self) -> dict[str, Any]:
+        """Everything needed to rebuild the record on the xdist controller."""
+        return {
+            **self.to_json(),
+            "needles": list(self.needles),
+            "failures": [failure.to_json() for failure in self.failures],
+            "top_results": [shown.to_json() for shown in self.top_results],
+            "layers_reported": self.layers_reported,
+        }
+
+    @classmethod
+    def from_wire(cls, data: Mapping[str, Any]) -> CaseRecord:
+        return cls(
+            case_id=data["case_id"],
+            entry_id=data["entry_id"],
+            content_type=data["content_type"],
+            query=data["query"],
+            corrected_query=data["corrected_query"],
+            expected_layer=data["expected_layer"],
+            expected_rank_ceiling=data["expected_rank_ceiling"],
+            negative=data["negative"],
+            needles=tuple(data["needles"]),
+            result_count=data["result_count"],
+            rank=data["rank"],
+            layer=data["layer"],
+            needles_found=tuple(data["needles_found"]),
+            metrics=dict(data["metrics"]),
+            failures=tuple(Failure(**failure) for failure in data["failures"]),
+            top_results=tuple(ShownResult(**shown) for shown in data["top_results"]),
+            latency_ms=data["latency_ms"],
+            layers_reported=data["layers_reported"],
+        )
+
+
+def judge(
+    case: Case,
+    results: Sequence[Result],
+    *,
+    relevant_total: int | None,
+    corrected_query: str | None = None,
+    latency_ms: float = 0.0,
+    checks: Collection[str] = CHECKS,
+) -> CaseRecord:
+    """Score and check one case. `relevant_total` None means: count the relevant results returned."""
+    texts = [result.text for result in results]
+    relevant = [_first_needle(text, case.needles) is not None for text in texts]
+    first_index = relevant.index(True) if True in relevant else None
+    rank = None if first_index is None else first_index + 1
+    layer = None if first_index is None else results[first_index].layer
+    layers_reported = all(result.layer is not None for result in results)
+    found = needles_found(texts, case.needles)
+
+    if case.is_negative:
+        metrics = negative_case_metrics(len(results))
+    else:
+        metrics = positive_case_metrics(
+            texts,
+            case.needles,
+            relevant_total=sum(relevant) if relevant_total is None else relevant_total,
+            rank_ceiling=case.expected_rank_ceiling,
+            first_relevant_layer=layer,
+            expected_layer=case.expected_layer,
+            layers_reported=layers_reported,
+        )
+    failures = tuple(
+        failure
+        for failure in _check(case, len(results), rank, layer, found, layers_reported)
+        if failure.type in checks
+    )
+    return CaseRecord(
+        case_id=case.case_id,
+        entry_id=case.entry_id,
+        content_type=case.content_type,
+        query=case.query,
+        corrected_query=corrected_query,
+        expected_layer=case.expected_layer,
+        expected_rank_ceiling=case.expected_rank_ceiling,
+        negative=case.is_negative,
+        needles=case.needles,
+        result_count=len(results),
+        rank=rank,
+        layer=layer,
+        needles_found=found,
+        metrics=metrics,
+        failures=failures,
+        top_results=tuple(
+            _shown(rank_index + 1, result, case.needles)
+            for rank_index, result in enumerate(results[:TOP_RESULTS_SHOWN])
+        ),
+        latency_ms=latency_ms,
+        layers_reported=layers_reported,
+    )
+
+
+def error_record(case: Case, error: BaseException | str, *, latency_ms: float = 0.0) -> CaseRecord:
+    """The record of a case whose engine raised (or whose worker died): every metric scores 0."""
+    message = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
+    metrics: dict[str, float | None]
+    if case.is_negative:
+        metrics = {"negative_pass": 0.0}
+    else:
+        metrics = dict.fromkeys(METRIC_NAMES, 0.0)
+        if case.expected_rank_ceiling == 0:
+            metrics["rank_ceiling_pass"] = None
+    return CaseRecord(
+        case_id=case.case_id,
+        entry_id=case.entry_id,
+        content_type=case.content_type,
+        query=case.query,
+        corrected_query=None,
+        expected_layer=case.expected_layer,
+        expected_rank_ceiling=case.expected_rank_ceiling,
+        negative=case.is_negative,
+        needles=case.needles,
+        result_count=0,
+        rank=None,
+        layer=None,
+        needles_found=(),
+        metrics=metrics,
+        failures=(Failure(case.case_id, "error", None, message),),
+        top_results=(),
+        latency_ms=latency_ms,
+        layers_reported=True,
+    )
+
+
+def _check(
+    case: Case,
+    result_count: int,
+    rank: int | None,
+    layer: str | None,
+    found: tuple[str, ...],
+    layers_reported: bool,
+) -> list[Failure]:
+    if case.is_negative:
+        if result_count:
+            return [Failure(case.case_id, "negative", 0, result_count)]
+        return []
+    failures = []
+    if len(found) < len(set(case.needles)):
+        failures.append(Failure(case.case_id, "needles", list(case.needles), list(found)))
+    ceiling = case.expected_rank_ceiling
+    if ceiling and (rank is None or rank > ceiling):
+        failures.append(Failure(case.case_id, "rank", ceiling, rank))
+    # An engine that labels no layers cannot be held to one; the summary says so.
+    if layers_reported and layer != case.expected_layer:
+        failures.append(Failure(case.case_id, "layer", case.expected_layer, layer))
+    return failures
+
+
+def _first_needle(text: str, needles: Sequence[str]) -> str | None:
+    for needle in needles:
+        if needle in text:
+            return needle
+    return None
+
+
+def _shown(rank: int, result: Result, needles: Sequence[str]) -> ShownResult:
+    needle = _first_needle(result.text, needles)
+    return ShownResult(
+        rank=rank,
+        layer=result.layer,
+        title=result.title,
+        snippet=snippet(result.text, needle),
+        needle=needle,
+    )
+
+
+def snippet(text: str, needle: str | None, width: int = SNIPPET_CHARS) -> str:
+    """A one-line excerpt of `text`, centred on `needle` when it occurs."""
+    flat = " ".join(text.split())
+    if needle is None or needle not in flat:
+        return flat[:width] + ("…" if len(flat) > width else "")
+    start = max(0, flat.index(needle) - (width - len(needle)) // 2)
+    excerpt = flat[start : start + max(width, len(needle))]
+    return ("…" if start else "") + excerpt + ("…" if start + len(excerpt) < len(flat) else "")

@@ -1,0 +1,155 @@
+"""Retrieval metrics: one pure function per formula, and their aggregation.
+
+Definitions follow DESIGN.md section 6 (`METRIC_VERSION` names that version).
+Every per-case function takes `relevance`, the ranked results reduced to
+booleans (True = the result's text contains a needle), so each formula can be
+checked by hand on a list of a few booleans.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+METRIC_VERSION = 1
+
+HIT_KS = (1, 3, 5, 10)
+RECALL_KS = (5, 10)
+NDCG_K = 10
+
+# The canonical names, in the order tables show them.
+METRIC_NAMES = (
+    *(f"hit@{k}" for k in HIT_KS),
+    "precision@1",
+    *(f"recall@{k}" for k in RECALL_KS),
+    "mrr",
+    f"ndcg@{NDCG_K}",
+    "context_recall",
+    "rank_ceiling_pass",
+    "layer_accuracy",
+)
+NEGATIVE_METRIC = "negative_pass"
+ALL_METRIC_NAMES = (*METRIC_NAMES, NEGATIVE_METRIC)
+
+MetricValues = Mapping[str, float | None]
+
+
+def first_relevant_rank(relevance: Sequence[bool]) -> int | None:
+    """1-based rank of the first relevant result, None when none is relevant."""
+    for index, is_relevant in enumerate(relevance):
+        if is_relevant:
+            return index + 1
+    return None
+
+
+def hit_at_k(relevance: Sequence[bool], k: int) -> float:
+    """hit@k (DESIGN.md §6): 1 if a relevant result is in the top k, else 0."""
+    return 1.0 if any(relevance[:k]) else 0.0
+
+
+def reciprocal_rank(relevance: Sequence[bool]) -> float:
+    """Reciprocal rank (Voorhees, TREC-8 QA): 1 / first relevant rank, 0 if none."""
+    rank = first_relevant_rank(relevance)
+    return 0.0 if rank is None else 1.0 / rank
+
+
+def dcg_at_k(relevance: Sequence[bool], k: int) -> float:
+    """Binary-gain DCG (Järvelin & Kekäläinen 2002): sum of 1/log2(rank+1) over relevant ranks <= k."""
+    return sum(1.0 / math.log2(rank + 1) for rank, rel in enumerate(relevance[:k], start=1) if rel)
+
+
+def ndcg_at_k(relevance: Sequence[bool], relevant_total: int, k: int = NDCG_K) -> float:
+    """nDCG@k (DESIGN.md §6): DCG over the IDCG of min(|R|, k) relevant results at ranks 1..n.
+
+    An engine whose results are not its chunks can return more relevant results
+    than |R| counts; the ideal then takes at least those, so nDCG stays <= 1.
+    """
+    ideal_hits = max(min(relevant_total, k), sum(relevance[:k]))
+    ideal = dcg_at_k([True] * ideal_hits, k)
+    return 0.0 if ideal == 0.0 else dcg_at_k(relevance, k) / ideal
+
+
+def needles_found(texts: Iterable[str], needles: Sequence[str]) -> tuple[str, ...]:
+    """The distinct needles that occur (case-sensitive substring) in any of the texts, in needle order."""
+    text_list = list(texts)
+    return tuple(
+        needle for needle in dict.fromkeys(needles) if any(needle in text for text in text_list)
+    )
+
+
+def needle_recall(texts: Iterable[str], needles: Sequence[str]) -> float:
+    """recall@k / context_recall (DESIGN.md §6): distinct needles found / distinct needles."""
+    distinct = tuple(dict.fromkeys(needles))
+    if not distinct:
+        return 0.0
+    return len(needles_found(texts, distinct)) / len(distinct)
+
+
+def percentile(values: Sequence[float], fraction: float) -> float | None:
+    """Percentile by linear interpolation between closest ranks (numpy's default method)."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * fraction
+    lower = math.floor(position)
+    upper = math.ceil(position)
+    return ordered[lower] + (ordered[upper] - ordered[lower]) * (position - lower)
+
+
+def positive_case_metrics(
+    texts: Sequence[str],
+    needles: Sequence[str],
+    *,
+    relevant_total: int,
+    rank_ceiling: int,
+    first_relevant_layer: str | None,
+    expected_layer: str,
+    layers_reported: bool,
+) -> dict[str, float | None]:
+    """Every metric of METRIC_NAMES for one positive case, from its ranked result texts.
+
+    `rank_ceiling_pass` is None when the case sets no ceiling, `layer_accuracy`
+    when the engine reports no layers: neither then counts in a denominator.
+    """
+    relevance = [any(needle in text for needle in needles) for text in texts]
+    rank = first_relevant_rank(relevance)
+    values: dict[str, float | None] = {f"hit@{k}": hit_at_k(relevance, k) for k in HIT_KS}
+    values["precision@1"] = values["hit@1"]
+    for k in RECALL_KS:
+        values[f"recall@{k}"] = needle_recall(texts[:k], needles)
+    values["mrr"] = reciprocal_rank(relevance)
+    values[f"ndcg@{NDCG_K}"] = ndcg_at_k(relevance, relevant_total)
+    values["context_recall"] = needle_recall(texts, needles)
+    values["rank_ceiling_pass"] = (
+        None if rank_ceiling == 0 else float(rank is not None and rank <= rank_ceiling)
+    )
+    values["layer_accuracy"] = (
+        float(first_relevant_layer == expected_layer) if layers_reported else None
+    )
+    return values
+
+
+def negative_case_metrics(result_count: int) -> dict[str, float | None]:
+    """negative_pass (DESIGN.md §6): 1 when a negative case returned nothing."""
+    return {NEGATIVE_METRIC: 1.0 if result_count == 0 else 0.0}
+
+
+def mean_metrics(cases: Sequence[MetricValues], names: Sequence[str]) -> dict[str, float | None]:
+    """Mean of each metric over the cases that define it; None when none does."""
+    means: dict[str, float | None] = {}
+    for name in names:
+        defined = [value for case in cases if (value := case.get(name)) is not None]
+        means[name] = math.fsum(defined) / len(defined) if defined else None
+    return means
+
+
+def grouped_means(
+    cases: Sequence[MetricValues],
+    group_of: Callable[[int], str],
+    names: Sequence[str],
+) -> dict[str, dict[str, float | None]]:
+    """`mean_metrics` per group, groups in sorted order; `group_of(i)` names case i's group."""
+    groups: dict[str, list[MetricValues]] = {}
+    for index, case in enumerate(cases):
+        groups.setdefault(group_of(index), []).append(case)
+    return {group: mean_metrics(groups[group], names) for group in sorted(groups)}

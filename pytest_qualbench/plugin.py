@@ -1,0 +1,404 @@
+"""pytest hooks: options, collection, the session's report, summary and floors.
+
+Kept light on purpose: this module is imported by every pytest run of every
+project that has the plugin installed, so the engine (nltk, numpy, rapidfuzz)
+is imported only once a benchmark actually runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import os
+import platform
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_qualbench import __version__, hooks
+from pytest_qualbench.fixtures import (
+    CONTENT_TYPES,
+    Case,
+    FixtureSet,
+    discover_fixture_files,
+    load_fixture_set,
+)
+from pytest_qualbench.items import CaseItem, QualbenchFile, bench_run_key
+from pytest_qualbench.judge import CHECKS, CaseRecord, error_record
+from pytest_qualbench.report import (
+    Floor,
+    FloorVerdict,
+    build_report,
+    check_floors,
+    parse_floor,
+    summary_lines,
+    write_report,
+)
+from pytest_qualbench.runner import (
+    DEFAULT_ENGINE,
+    BenchRun,
+    EngineFactory,
+    EngineSpecError,
+    load_engine_factory,
+)
+
+DEFAULT_REPORT = ".qualbench/report.json"
+DEFAULT_PATHS = ("bench_fixtures",)
+
+reporter_key = pytest.StashKey["QualbenchReporter"]()
+
+
+def positive_int(text: str) -> int:
+    """argparse `type=`: a whole number >= 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not >= 1")
+    return value
+
+
+def parse_checks(text: str) -> frozenset[str]:
+    """argparse `type=`: a comma-separated subset of the per-case checks."""
+    names = frozenset(name.strip() for name in text.split(",") if name.strip())
+    unknown = sorted(names - set(CHECKS))
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown check(s) {', '.join(unknown)}; choose from {', '.join(CHECKS)}"
+        )
+    return names
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(hooks)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("qualbench", "retrieval-quality benchmark (pytest-qualbench)")
+    group.addoption(
+        "--qualbench",
+        action="store_true",
+        dest="qualbench",
+        help="run the fixture set (ini qualbench_paths) as test items, report and enforce floors",
+    )
+    group.addoption(
+        "--qualbench-report",
+        dest="qualbench_report",
+        metavar="PATH",
+        help=f"where to write the JSON report (default: ini qualbench_report, {DEFAULT_REPORT})",
+    )
+    group.addoption(
+        "--qualbench-floor",
+        dest="qualbench_floors",
+        action="append",
+        default=[],
+        type=parse_floor,
+        metavar="METRIC:VALUE",
+        help="fail the run when METRIC (e.g. mrr, json.mrr) is below VALUE; repeatable",
+    )
+    group.addoption(
+        "--qualbench-limit",
+        dest="qualbench_limit",
+        type=positive_int,
+        metavar="N",
+        help="results requested per query (default: ini qualbench_limit, 10)",
+    )
+    group.addoption(
+        "--qualbench-checks",
+        dest="qualbench_checks",
+        type=parse_checks,
+        metavar="LIST",
+        help=f"per-case checks that fail an item, comma-separated from {','.join(CHECKS)} (default: all)",
+    )
+    group.addoption(
+        "--qualbench-engine",
+        dest="qualbench_engine",
+        metavar="MODULE:FACTORY",
+        help=f"engine factory to benchmark (default: ini qualbench_engine, {DEFAULT_ENGINE})",
+    )
+    parser.addini(
+        "qualbench_paths",
+        "fixture files or directories of the benchmark",
+        type="linelist",
+        default=list(DEFAULT_PATHS),
+    )
+    parser.addini(
+        "qualbench_enabled", "collect the benchmark without --qualbench", type="bool", default=False
+    )
+    parser.addini(
+        "qualbench_floors", "metric floors, one METRIC:VALUE per line", type="linelist", default=[]
+    )
+    parser.addini("qualbench_report", "where to write the JSON report", default=DEFAULT_REPORT)
+    parser.addini("qualbench_limit", "results requested per query", default="10")
+    parser.addini("qualbench_checks", "per-case checks that fail an item", default=",".join(CHECKS))
+    parser.addini(
+        "qualbench_engine", "engine factory as package.module:factory", default=DEFAULT_ENGINE
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "qualbench: a qualbench search case")
+    for content_type in CONTENT_TYPES:
+        config.addinivalue_line(
+            "markers", f"{content_type}: a qualbench case over {content_type} content"
+        )
+    paths = _fixture_paths(config)
+    if paths is None:
+        return
+    files = discover_fixture_files(paths)
+    if not files:
+        shown = ", ".join(str(path) for path in paths)
+        raise pytest.UsageError(f"qualbench: no .jsonl fixture files found in {shown}")
+    fixture_set = load_fixture_set(files, config.rootpath)
+    bench_run = BenchRun(
+        fixture_set=fixture_set,
+        engine_factory=_engine_factory(config),
+        limit=config.option.qualbench_limit or _ini_value(config, "qualbench_limit", positive_int),
+        checks=config.option.qualbench_checks
+        or _ini_value(config, "qualbench_checks", parse_checks),
+    )
+    config.stash[bench_run_key] = bench_run
+    # Only the controller (or a serial run) aggregates; xdist workers just run cases.
+    if not hasattr(config, "workerinput"):
+        reporter = QualbenchReporter(config, fixture_set, _floors(config), _report_path(config))
+        config.stash[reporter_key] = reporter
+        config.pluginmanager.register(reporter, "qualbench-reporter")
+
+
+def _fixture_paths(config: pytest.Config) -> list[Path] | None:
+    """The fixture set's files and directories, or None when the plugin stays idle.
+
+    `--qualbench` without positional arguments collects exactly the configured
+    paths; the ini switch adds them to the ordinary run; a `.jsonl` file named
+    on the command line is collected in any case.
+    """
+    invocation_dir = config.invocation_params.dir
+    arg_paths = [invocation_dir / arg.split("::")[0] for arg in config.args]
+    named_files = [path for path in arg_paths if path.suffix == ".jsonl"]
+    flag = bool(config.option.qualbench)
+    enabled = flag or bool(config.getini("qualbench_enabled"))
+    if not enabled and not named_files:
+        return None
+    ini_dir = config.inipath.parent if config.inipath is not None else config.rootpath
+    configured = [ini_dir / entry for entry in config.getini("qualbench_paths")]
+    existing = [str(path) for path in configured if path.exists()]
+    if config.args_source != pytest.Config.ArgsSource.ARGS:
+        config.args = existing if flag else [*config.args, *existing]
+    extra = [path for path in arg_paths if path.is_dir()] if enabled else []
+    return [*configured, *named_files, *extra]
+
+
+def _engine_factory(config: pytest.Config) -> EngineFactory:
+    spec = config.option.qualbench_engine or config.getini("qualbench_engine") or DEFAULT_ENGINE
+    try:
+        default_factory = load_engine_factory(spec)
+    except EngineSpecError as exc:
+        raise pytest.UsageError(f"qualbench: {exc}") from None
+
+    def make_engine(content_type: str) -> Any:
+        engine = config.hook.pytest_qualbench_make_engine(config=config, content_type=content_type)
+        return engine if engine is not None else default_factory()
+
+    return make_engine
+
+
+def _ini_value(config: pytest.Config, name: str, parse: Any) -> Any:
+    try:
+        return parse(str(config.getini(name)))
+    except argparse.ArgumentTypeError as exc:
+        raise pytest.UsageError(f"qualbench: ini {name}: {exc}") from None
+
+
+def _floors(config: pytest.Config) -> list[Floor]:
+    """Floors from the ini file, overridden metric by metric by the command line."""
+    floors: dict[str, Floor] = {}
+    for line in config.getini("qualbench_floors"):
+        try:
+            floor = parse_floor(line)
+        except argparse.ArgumentTypeError as exc:
+            raise pytest.UsageError(f"qualbench: ini qualbench_floors: {exc}") from None
+        floors[floor.name] = floor
+    for floor in config.option.qualbench_floors:
+        floors[floor.name] = floor
+    return list(floors.values())
+
+
+def _report_path(config: pytest.Config) -> Path:
+    option: str | None = config.option.qualbench_report
+    if option:
+        return config.invocation_params.dir / option
+    return config.rootpath / str(config.getini("qualbench_report"))
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> QualbenchFile | None:
+    bench_run = parent.config.stash.get(bench_run_key, None)
+    if bench_run is None or file_path.suffix != ".jsonl":
+        return None
+    if bench_run.fixture_set.file(file_path) is None:
+        return None
+    # Named by stem: `-k` matches node names as substrings, and every "*.jsonl"
+    # name would otherwise match `-k json`.
+    return QualbenchFile.from_parent(parent, path=file_path, name=file_path.stem)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    if isinstance(item, CaseItem) and call.when == "call" and item.record is not None:
+        # A report attribute travels with the report from xdist workers to the controller.
+        report.qualbench_case = item.record.to_wire()
+    return report
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    config = session.config
+    bench_run = config.stash.get(bench_run_key, None)
+    if bench_run is not None and hasattr(config, "workeroutput"):
+        config.workeroutput["qualbench"] = {
+            "index_ms": bench_run.index_times(),
+            "engine": _engine_info(bench_run),
+        }
+
+
+def _engine_info(bench_run: BenchRun) -> dict[str, Any] | None:
+    for corpus in bench_run.corpora.values():
+        engine = corpus.engine
+        config = getattr(engine, "config", {})
+        return {
+            "name": f"{type(engine).__module__}:{type(engine).__qualname__}",
+            "config": dict(config) if isinstance(config, dict) else {},
+            "lists_chunks": bench_run.lists_chunks(),
+        }
+    return None
+
+
+class QualbenchReporter:
+    """Controller-side state: gathers case records, writes the report, enforces floors."""
+
+    def __init__(
+        self,
+        config: pytest.Config,
+        fixture_set: FixtureSet,
+        floors: Sequence[Floor],
+        report_path: Path,
+    ) -> None:
+        self.config = config
+        self.fixture_set = fixture_set
+        self.floors = floors
+        self.report_path = report_path
+        self.cases: dict[str, Case] = {case.case_id: case for case in fixture_set.cases()}
+        self.records: dict[str, CaseRecord] = {}
+        self.index_ms: dict[str, float] = {}
+        self.engine: dict[str, Any] | None = None
+        self.report: dict[str, Any] | None = None
+        self.verdicts: list[FloorVerdict] = []
+
+    def _case_of(self, nodeid: str) -> Case | None:
+        path, _, name = nodeid.rpartition("::")
+        return self.cases.get(name) if path.endswith(".jsonl") else None
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        wire = getattr(report, "qualbench_case", None)
+        if wire is not None:
+            self.records[wire["case_id"]] = CaseRecord.from_wire(wire)
+            return
+        case = self._case_of(report.nodeid)
+        if case is not None and report.failed and case.case_id not in self.records:
+            # No record means the case never finished (a crashed worker, a failing
+            # setup): it scores 0 rather than leaving the denominators.
+            self.records[case.case_id] = error_record(
+                case, f"{report.when}: {report.longreprtext[-500:]}"
+            )
+
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        output = getattr(node, "workeroutput", {}).get("qualbench")
+        if not output:
+            return
+        for content_type, index_ms in output["index_ms"].items():
+            self.index_ms[content_type] = max(index_ms, self.index_ms.get(content_type, 0.0))
+        if self.engine is None:
+            self.engine = output["engine"]
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if not self.records:
+            return
+        bench_run = self.config.stash[bench_run_key]
+        if bench_run.corpora:
+            self.index_ms = bench_run.index_times()
+            self.engine = _engine_info(bench_run)
+        full_run = set(self.records) >= set(self.cases)
+        self.report = build_report(
+            list(self.records.values()),
+            dataset_hash=self.fixture_set.dataset_hash,
+            metadata=self._metadata(),
+            index_ms=self.index_ms,
+            floors=self.floors,
+            floors_enforced=full_run,
+        )
+        self.verdicts = check_floors(self.report, self.floors, enforced=full_run)
+        write_report(self.report_path, self.report)
+        if (
+            any(verdict.ok is False for verdict in self.verdicts)
+            and session.exitstatus == pytest.ExitCode.OK
+        ):
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _metadata(self) -> dict[str, Any]:
+        engine = self.engine or {"name": None, "config": {}, "lists_chunks": True}
+        return {
+            "timestamp": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "git": _git_info(self.config.rootpath),
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "plugin_version": __version__,
+            "engine": {"name": engine["name"], "config": engine["config"]},
+            "relevant_set": "chunks" if engine["lists_chunks"] else "returned",
+            "selection": {"cases_in_fixture_set": len(self.cases), "cases_run": len(self.records)},
+        }
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        if self.report is None:
+            return
+        terminalreporter.write_sep("=", "qualbench")
+        for line in summary_lines(self.report, self.report_path):
+            terminalreporter.write_line(line)
+        selection = self.report["metadata"]["selection"]
+        if selection["cases_run"] < selection["cases_in_fixture_set"]:
+            terminalreporter.write_line(
+                f"floors not enforced: {selection['cases_run']} of "
+                f"{selection['cases_in_fixture_set']} cases ran"
+            )
+        if any(not record.layers_reported for record in self.records.values()):
+            terminalreporter.write_line("layer checks skipped: the engine labels no layers")
+        for verdict in self.verdicts:
+            if verdict.ok is False:
+                terminalreporter.write_line(verdict.describe(), red=True, bold=True)
+
+
+def _git_info(root: Path) -> dict[str, str] | None:
+    """The commit and branch of the checkout, when there is one."""
+
+    def git(*args: str) -> str | None:
+        try:
+            completed = subprocess.run(
+                ["git", *args],
+                cwd=root,
+                capture_output=True,
+                text=True,
+                timeout=5,
+                check=False,
+                env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
+            )
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return completed.stdout.strip() if completed.returncode == 0 else None
+
+    sha = git("rev-parse", "HEAD")
+    if sha is None:
+        return None
+    return {"sha": sha, "branch": git("rev-parse", "--abbrev-ref", "HEAD") or ""}

@@ -1,0 +1,113 @@
+"""Running cases: one indexed engine per content type, shared by every case of it.
+
+No pytest here: the plugin builds a `BenchRun` and items call `run_case`.
+The corpus of a content type is always every entry of that type in the fixture
+set, whatever was selected, so a case's outcome never depends on `-k` or on
+which xdist worker runs it.
+"""
+
+from __future__ import annotations
+
+import importlib
+import time
+from collections.abc import Callable, Collection
+from dataclasses import dataclass, field
+
+from pytest_qualbench.engine.types import ALL_KINDS, SearchEngine
+from pytest_qualbench.fixtures import Case, FixtureSet
+from pytest_qualbench.judge import CHECKS, CaseRecord, judge
+
+DEFAULT_ENGINE = "pytest_qualbench.engine:Engine"
+
+EngineFactory = Callable[[str], SearchEngine]
+
+
+class EngineSpecError(ValueError):
+    """An engine named as `module:factory` that cannot be imported or called."""
+
+
+def load_engine_factory(spec: str) -> Callable[[], SearchEngine]:
+    """Resolve `package.module:factory` to the callable it names."""
+    module_name, separator, attribute = spec.partition(":")
+    if not separator or not module_name or not attribute:
+        raise EngineSpecError(f"engine {spec!r}: expected 'package.module:factory'")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise EngineSpecError(f"engine {spec!r}: cannot import {module_name!r}: {exc}") from exc
+    target: object = module
+    for part in attribute.split("."):
+        if not hasattr(target, part):
+            raise EngineSpecError(
+                f"engine {spec!r}: {module_name!r} has no attribute {attribute!r}"
+            )
+        target = getattr(target, part)
+    if not callable(target):
+        raise EngineSpecError(f"engine {spec!r}: {attribute!r} is not callable")
+    factory: Callable[[], SearchEngine] = target
+    return factory
+
+
+@dataclass
+class IndexedCorpus:
+    """An engine holding one content type's corpus, and what judging needs from it."""
+
+    engine: SearchEngine
+    index_ms: float
+    # Texts of every chunk, to count the relevant set R; None if the engine cannot list chunks.
+    chunk_texts: tuple[str, ...] | None
+
+    def relevant_total(self, case: Case) -> int | None:
+        if self.chunk_texts is None:
+            return None
+        return sum(1 for text in self.chunk_texts if any(needle in text for needle in case.needles))
+
+
+@dataclass
+class BenchRun:
+    """The per-session state of a benchmark: fixture set, engines, limits."""
+
+    fixture_set: FixtureSet
+    engine_factory: EngineFactory
+    limit: int
+    checks: Collection[str] = CHECKS
+    corpora: dict[str, IndexedCorpus] = field(default_factory=dict)
+
+    def corpus(self, content_type: str) -> IndexedCorpus:
+        """Index the content type's corpus on first use; later cases reuse it."""
+        if content_type not in self.corpora:
+            engine = self.engine_factory(content_type)
+            started = time.perf_counter()
+            engine.index(self.fixture_set.entries(content_type))
+            index_ms = (time.perf_counter() - started) * 1000.0
+            chunks = getattr(engine, "chunks", None)
+            texts = tuple(chunk.text for chunk in chunks()) if callable(chunks) else None
+            self.corpora[content_type] = IndexedCorpus(engine, index_ms, texts)
+        return self.corpora[content_type]
+
+    def run_case(self, case: Case) -> CaseRecord:
+        """Search the case's query over its corpus with every source kind, and judge it.
+
+        An exception from the engine propagates (the item shows its traceback);
+        the caller records it with `error_record`.
+        """
+        corpus = self.corpus(case.content_type)
+        started = time.perf_counter()
+        results = list(corpus.engine.search(case.query, limit=self.limit, kinds=ALL_KINDS))
+        latency_ms = (time.perf_counter() - started) * 1000.0
+        corrector = getattr(corpus.engine, "corrected_query", None)
+        corrected = corrector(case.query) if callable(corrector) else None
+        return judge(
+            case,
+            results[: self.limit],
+            relevant_total=corpus.relevant_total(case),
+            corrected_query=corrected,
+            latency_ms=round(latency_ms, 3),
+            checks=self.checks,
+        )
+
+    def index_times(self) -> dict[str, float]:
+        return {name: round(corpus.index_ms, 3) for name, corpus in sorted(self.corpora.items())}
+
+    def lists_chunks(self) -> bool:
+        return all(corpus.chunk_texts is not None for corpus in self.corpora.values())

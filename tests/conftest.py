@@ -1,0 +1,97 @@
+"""Shared helpers: small fixture sets and a stand-in engine for plugin tests."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+# A deliberately simple engine (every query word must occur in the chunk), so
+# plugin tests assert the plugin's behaviour, not the built-in engine's ranking.
+WORD_ENGINE = """
+from pytest_qualbench.engine.types import Chunk, Result
+
+class WordEngine:
+    config = {"kind": "word"}
+
+    def index(self, entries):
+        self._chunks = [
+            Chunk(text, "", entry.source_label, entry.source_kind, position, entry.id)
+            for entry in entries
+            for position, text in enumerate(entry.haystack.split("\\n\\n"))
+        ]
+
+    def chunks(self):
+        return tuple(self._chunks)
+
+    def search(self, query, *, limit=10, kinds=("durable", "session")):
+        words = query.lower().split()
+        hits = [c for c in self._chunks if c.kind in kinds and all(w in c.text.lower() for w in words)]
+        return [Result(c.text, "porter", c.source, 1.0, c.source, c.position) for c in hits[:limit]]
+"""
+
+
+def entry(
+    entry_id: str,
+    haystack: str,
+    cases: Sequence[dict[str, Any]] = (),
+    *,
+    content_type: str = "markdown",
+    source_kind: str = "durable",
+) -> dict[str, Any]:
+    return {
+        "id": entry_id,
+        "content_type": content_type,
+        "haystack": haystack,
+        "source_label": f"bench-{entry_id}",
+        "source_kind": source_kind,
+        "cases": list(cases),
+    }
+
+
+def case(
+    case_id: str,
+    query: str,
+    needles: Sequence[str],
+    *,
+    layer: str = "porter",
+    ceiling: int = 1,
+) -> dict[str, Any]:
+    return {
+        "case_id": case_id,
+        "query": query,
+        "needles": list(needles),
+        "expected_layer": layer if needles else "none",
+        "expected_rank_ceiling": ceiling if needles else 0,
+    }
+
+
+def jsonl(entries: Sequence[dict[str, Any]]) -> str:
+    return "".join(json.dumps(item) + "\n" for item in entries)
+
+
+WriteFixture = Callable[[str, Sequence[dict[str, Any]]], Path]
+
+
+@pytest.fixture
+def word_engine(pytester: pytest.Pytester) -> None:
+    """Make the stand-in engine importable and the project's default engine."""
+    pytester.makepyfile(wordengine=WORD_ENGINE)
+    pytester.syspathinsert()
+    pytester.makeini("[pytest]\nqualbench_engine = wordengine:WordEngine\n")
+
+
+@pytest.fixture
+def write_fixture(pytester: pytest.Pytester) -> WriteFixture:
+    """Write a JSONL fixture file under bench_fixtures/ of the pytester project."""
+
+    def write(name: str, entries: Sequence[dict[str, Any]]) -> Path:
+        path = pytester.path / "bench_fixtures" / name
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(jsonl(entries), encoding="utf-8")
+        return path
+
+    return write

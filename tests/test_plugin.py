@@ -1,0 +1,412 @@
+"""The plugin end to end: real pytest sessions over small fixture files."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from pytest_qualbench.report import without_timings
+from tests.conftest import WriteFixture, case, entry
+
+pytestmark = pytest.mark.usefixtures("word_engine")
+
+MARKDOWN = [
+    entry(
+        "md_001",
+        "# Pool\n\n## Connection Pool Settings\nmaxIdleConns defaults to 10\n\nunrelated pool words",
+        [
+            case("md_001_q1", "connection pool settings", ["## Connection Pool Settings"]),
+            case("md_001_q2", "maxidleconns", ["maxIdleConns defaults to 10"]),
+            case("md_001_q_neg", "hallucigenia", []),
+        ],
+    ),
+    entry(
+        "md_002",
+        "# Retry\n\nexponential backoff with jitter",
+        [
+            case("md_002_q1", "backoff jitter", ["exponential backoff"]),
+        ],
+    ),
+    entry("md_003", "a distractor about pool sizing", []),
+]
+JSON_ENTRIES = [
+    entry(
+        "json_001",
+        '{"metrics": {"p99_latency_ms": 250}}',
+        [case("json_001_q1", "p99_latency_ms", ["p99_latency_ms"], ceiling=5)],
+        content_type="json",
+    ),
+]
+
+
+@pytest.fixture
+def bench(write_fixture: WriteFixture) -> None:
+    write_fixture("markdown.jsonl", MARKDOWN)
+    write_fixture("json.jsonl", JSON_ENTRIES)
+
+
+def read_report(pytester: pytest.Pytester, name: str = ".qualbench/report.json") -> dict[str, Any]:
+    report: dict[str, Any] = json.loads((pytester.path / name).read_text(encoding="utf-8"))
+    return report
+
+
+@pytest.mark.usefixtures("bench")
+def test_every_case_is_an_item(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--qualbench", "--collect-only", "-q")
+    result.stdout.fnmatch_lines(
+        [
+            "bench_fixtures/json.jsonl::json_001_q1",
+            "bench_fixtures/markdown.jsonl::md_001_q1",
+            "bench_fixtures/markdown.jsonl::md_001_q2",
+            "bench_fixtures/markdown.jsonl::md_001_q_neg",
+            "bench_fixtures/markdown.jsonl::md_002_q1",
+            "5 tests collected*",
+        ]
+    )
+
+
+@pytest.mark.usefixtures("bench")
+def test_whole_benchmark_passes_and_writes_report(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--qualbench")
+    result.assert_outcomes(passed=5)
+    result.stdout.fnmatch_lines(
+        [
+            "*= qualbench =*",
+            "content type*cases*hit@1*mrr*",
+            "json*1*1.000*",
+            "markdown*3*1.000*",
+            "overall*4*1.000*",
+            "negatives: 1 cases, negative_pass 1.000",
+            "dataset: sha256:*",
+            "report: *report.json",
+        ]
+    )
+    report = read_report(pytester)
+    assert report["overall"]["cases"] == 4
+    assert report["overall"]["mrr"] == 1.0
+    assert report["negatives"]["negative_pass"] == 1.0
+    assert report["metadata"]["selection"] == {"cases_in_fixture_set": 5, "cases_run": 5}
+
+
+@pytest.mark.usefixtures("bench")
+def test_keyword_selects_one_entry(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--qualbench", "-k", "md_001")
+    result.assert_outcomes(passed=3, deselected=2)
+    result.stdout.fnmatch_lines(["floors not enforced: 3 of 5 cases ran"])
+    assert [c["case_id"] for c in read_report(pytester)["cases"]] == [
+        "md_001_q1",
+        "md_001_q2",
+        "md_001_q_neg",
+    ]
+
+
+@pytest.mark.usefixtures("bench")
+def test_keyword_and_marker_by_content_type(pytester: pytest.Pytester) -> None:
+    pytester.runpytest("--qualbench", "-k", "json and not neg").assert_outcomes(
+        passed=1, deselected=4
+    )
+    pytester.runpytest("--qualbench", "-m", "markdown", "-k", "neg").assert_outcomes(
+        passed=1, deselected=4
+    )
+
+
+def test_selection_does_not_change_the_corpus(
+    pytester: pytest.Pytester, write_fixture: WriteFixture
+) -> None:
+    """md_002 is a distractor for md_001's query: it must outrank it even when deselected."""
+    write_fixture(
+        "markdown.jsonl",
+        [
+            entry(
+                "md_001", "pool settings", [case("md_001_q1", "pool", ["pool settings"], ceiling=1)]
+            ),
+            entry("md_002", "pool sizing", [case("md_002_q1", "sizing", ["pool sizing"])]),
+        ],
+    )
+    # The stand-in engine returns chunks in corpus order, so md_001's chunk is first
+    # only if md_002 is absent; reversing the file order makes md_002 come first.
+    path = pytester.path / "bench_fixtures" / "markdown.jsonl"
+    lines = path.read_text().splitlines()
+    path.write_text(lines[1] + "\n" + lines[0] + "\n")
+    full = pytester.runpytest("--qualbench")
+    selected = pytester.runpytest("--qualbench", "-k", "md_001")
+    full.assert_outcomes(passed=1, failed=1)
+    selected.assert_outcomes(failed=1, deselected=1)
+
+
+@pytest.mark.usefixtures("bench")
+def test_failure_shows_query_expected_actual_and_top_results(
+    pytester: pytest.Pytester, write_fixture: WriteFixture
+) -> None:
+    write_fixture(
+        "plaintext.jsonl",
+        [
+            entry(
+                "txt_001",
+                "cache miss in front\n\nthe cache eviction policy is LRU",
+                [case("txt_001_q1", "cache", ["eviction policy is LRU"], ceiling=1)],
+                content_type="plaintext",
+            )
+        ],
+    )
+    result = pytester.runpytest("--qualbench", "-k", "txt_001")
+    result.assert_outcomes(failed=1, deselected=5)
+    result.stdout.fnmatch_lines(
+        [
+            "txt_001_q1 [[]plaintext[]] bench_fixtures/plaintext.jsonl:1",
+            "query:     'cache'",
+            "FAILED rank: expected first relevant rank <= 1, got 2",
+            "needles:   1 of 1 found",
+            "expected:  layer porter, rank <= 1",
+            "actual:    layer porter, first relevant rank 2",
+            "top results (2 returned):",
+            "   1. [[]porter[]] bench-txt_001 | cache miss in front",
+            "   2. [[]porter[]] bench-txt_001 | the cache >>>eviction policy is LRU<<<",
+        ]
+    )
+    failures = read_report(pytester)["failures"]
+    assert failures == [{"case_id": "txt_001_q1", "type": "rank", "expected": 1, "actual": 2}]
+
+
+@pytest.mark.usefixtures("bench")
+def test_negative_case_fails_when_anything_returns(
+    pytester: pytest.Pytester, write_fixture: WriteFixture
+) -> None:
+    write_fixture(
+        "curated.jsonl",
+        [
+            entry(
+                "cur_001",
+                "adr about pool",
+                [case("cur_001_q_neg", "pool", [])],
+                content_type="curated",
+            )
+        ],
+    )
+    result = pytester.runpytest("--qualbench", "-k", "cur_001")
+    result.assert_outcomes(failed=1, deselected=5)
+    result.stdout.fnmatch_lines(["FAILED negative: expected no results, got 1"])
+
+
+@pytest.mark.usefixtures("bench")
+def test_checks_option_limits_what_fails_an_item(
+    pytester: pytest.Pytester, write_fixture: WriteFixture
+) -> None:
+    write_fixture(
+        "curated.jsonl",
+        [
+            entry(
+                "cur_001", "adr about pool", [case("cur_001_q1", "pool", ["adr"], layer="trigram")]
+            )
+        ],
+    )
+    pytester.runpytest("--qualbench", "-k", "cur_001").assert_outcomes(failed=1, deselected=5)
+    pytester.runpytest(
+        "--qualbench", "-k", "cur_001", "--qualbench-checks=needles,rank"
+    ).assert_outcomes(passed=1, deselected=5)
+
+
+@pytest.mark.usefixtures("bench")
+def test_broken_line_is_an_error_and_the_rest_still_runs(pytester: pytest.Pytester) -> None:
+    path = pytester.path / "bench_fixtures" / "markdown.jsonl"
+    lines = path.read_text().splitlines()
+    broken = json.loads(lines[1])
+    broken["cases"][0]["neeldes"] = broken["cases"][0].pop("needles")
+    path.write_text("\n".join([lines[0], json.dumps(broken), "{not json", lines[2]]) + "\n")
+    result = pytester.runpytest("--qualbench")
+    result.assert_outcomes(passed=4, errors=3)
+    result.stdout.fnmatch_lines(
+        [
+            "*invalid fixture line: bench_fixtures/markdown.jsonl:2: cases[[]0[]].needles: missing required field",
+            "*invalid fixture line: bench_fixtures/markdown.jsonl:2: cases[[]0[]].neeldes: unknown field (did you mean 'needles'?)",
+            "*invalid fixture line: bench_fixtures/markdown.jsonl:3: json: line contains invalid json*",
+        ]
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.mark.usefixtures("bench")
+def test_floors_met_and_missed(pytester: pytest.Pytester) -> None:
+    met = pytester.runpytest(
+        "--qualbench", "--qualbench-floor=mrr:1.0", "--qualbench-floor=json.hit@1:1"
+    )
+    assert met.ret == pytest.ExitCode.OK
+    met.stdout.fnmatch_lines(
+        ["floor mrr: 1.000 vs 1.000 ok", "floor json.hit@1: 1.000 vs 1.000 ok"]
+    )
+    assert [f["ok"] for f in read_report(pytester)["floors"]] == [True, True]
+
+    pytester.makeini(
+        "[pytest]\nqualbench_engine = wordengine:WordEngine\nqualbench_floors = markdown.mrr:0.9\n"
+    )
+    path = pytester.path / "bench_fixtures" / "markdown.jsonl"
+    path.write_text(path.read_text().replace('"connection pool settings"', '"pool"'))
+    missed = pytester.runpytest("--qualbench", "--qualbench-checks=needles")
+    missed.assert_outcomes(passed=5)
+    assert missed.ret == pytest.ExitCode.TESTS_FAILED
+    missed.stdout.fnmatch_lines(["markdown.mrr 0.833 < floor 0.900"])
+
+
+@pytest.mark.usefixtures("bench")
+def test_floors_are_not_enforced_on_a_partial_run(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--qualbench", "-k", "md_002", "--qualbench-floor=negative_pass:1")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["floor negative_pass: n/a vs 1.000 skipped"])
+
+
+@pytest.mark.parametrize(
+    ("floor", "message"),
+    [
+        ("mmr:0.9", "*unknown metric 'mmr'*"),
+        ("xml.mrr:0.9", "*unknown content type 'xml'*"),
+        ("mrr", "*expected METRIC:VALUE*"),
+        ("mrr:high", "*'high' is not a number*"),
+    ],
+)
+@pytest.mark.usefixtures("bench")
+def test_bad_floor_is_a_usage_error(pytester: pytest.Pytester, floor: str, message: str) -> None:
+    result = pytester.runpytest("--qualbench", f"--qualbench-floor={floor}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])
+
+
+@pytest.mark.usefixtures("bench")
+def test_bad_ini_floor_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    pytester.makeini(
+        "[pytest]\nqualbench_engine = wordengine:WordEngine\nqualbench_floors = mmr:0.9\n"
+    )
+    result = pytester.runpytest("--qualbench")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*ini qualbench_floors*unknown metric 'mmr'*"])
+
+
+@pytest.mark.usefixtures("bench")
+def test_report_schema(pytester: pytest.Pytester) -> None:
+    pytester.runpytest("--qualbench", "--qualbench-report=out/r.json")
+    report = read_report(pytester, "out/r.json")
+    assert sorted(report) == [
+        "by_content_type", "by_layer", "cases", "dataset_hash", "failures", "floors",
+        "latency", "metadata", "metric_version", "negatives", "overall", "schema_version",
+    ]  # fmt: skip
+    assert report["schema_version"] == 1
+    assert report["metric_version"] == 1
+    assert report["dataset_hash"].startswith("sha256:") and len(report["dataset_hash"]) == 71
+    assert sorted(report["metadata"]) == [
+        "engine", "git", "platform", "plugin_version", "python", "relevant_set", "selection", "timestamp",
+    ]  # fmt: skip
+    assert report["metadata"]["engine"] == {
+        "name": "wordengine:WordEngine",
+        "config": {"kind": "word"},
+    }
+    assert report["metadata"]["relevant_set"] == "chunks"
+    assert sorted(report["overall"]) == sorted(
+        ["cases", "hit@1", "hit@3", "hit@5", "hit@10", "precision@1", "recall@5", "recall@10", "mrr",
+         "ndcg@10", "context_recall", "rank_ceiling_pass", "layer_accuracy"]
+    )  # fmt: skip
+    assert sorted(report["by_content_type"]) == ["json", "markdown"]
+    assert sorted(report["by_layer"]) == ["porter"]
+    assert report["negatives"]["by_content_type"] == {
+        "markdown": {"cases": 1, "negative_pass": 1.0}
+    }
+    assert sorted(report["latency"]["markdown"]) == ["index_ms", "p50_ms", "p95_ms"]
+    first = report["cases"][0]
+    assert first["case_id"] == "json_001_q1"
+    assert sorted(first) == sorted(
+        ["case_id", "entry_id", "content_type", "query", "corrected_query", "expected_layer",
+         "expected_rank_ceiling", "negative", "result_count", "rank", "layer", "needles_found",
+         "needles_total", "metrics", "passed", "latency_ms"]
+    )  # fmt: skip
+    assert report["cases"][3]["metrics"] == {"negative_pass": 1.0}
+    raw = (pytester.path / "out/r.json").read_text()
+    assert raw == json.dumps(report, sort_keys=True, indent=2, ensure_ascii=False) + "\n"
+
+
+@pytest.mark.usefixtures("bench")
+def test_two_runs_give_the_same_report_apart_from_timings(pytester: pytest.Pytester) -> None:
+    pytester.runpytest("--qualbench", "--qualbench-report=a.json")
+    pytester.runpytest("--qualbench", "--qualbench-report=b.json", "-p", "no:randomly")
+    first, second = read_report(pytester, "a.json"), read_report(pytester, "b.json")
+    assert without_timings(first) == without_timings(second)
+
+
+@pytest.mark.usefixtures("bench")
+def test_hash_changes_with_one_byte(pytester: pytest.Pytester) -> None:
+    pytester.runpytest("--qualbench", "--qualbench-report=a.json")
+    path = pytester.path / "bench_fixtures" / "json.jsonl"
+    path.write_text(path.read_text().replace("250", "251"))
+    pytester.runpytest("--qualbench", "--qualbench-report=b.json")
+    assert (
+        read_report(pytester, "a.json")["dataset_hash"]
+        != read_report(pytester, "b.json")["dataset_hash"]
+    )
+
+
+@pytest.mark.usefixtures("bench")
+def test_junit_xml_carries_per_case_properties(pytester: pytest.Pytester) -> None:
+    pytester.runpytest("--qualbench", "--junitxml=out.xml", "-k", "md_001_q2")
+    xml = (pytester.path / "out.xml").read_text()
+    for expected in (
+        '<property name="qualbench.content_type" value="markdown" />',
+        '<property name="qualbench.rank" value="1" />',
+        '<property name="qualbench.layer" value="porter" />',
+        '<property name="qualbench.hit@1" value="1.0" />',
+        '<property name="qualbench.mrr" value="1.0" />',
+        '<property name="qualbench.recall@10" value="1.0" />',
+    ):
+        assert expected in xml
+
+
+@pytest.mark.usefixtures("bench")
+def test_ordinary_run_is_untouched(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_plain="def test_ok():\n    pass\n")
+    result = pytester.runpytest()
+    result.assert_outcomes(passed=1)
+    assert "= qualbench =" not in result.stdout.str()
+    assert not (pytester.path / ".qualbench").exists()
+
+
+@pytest.mark.usefixtures("bench")
+def test_named_jsonl_file_runs_without_the_flag(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("bench_fixtures/json.jsonl")
+    result.assert_outcomes(passed=1)
+    report = read_report(pytester)
+    # The whole fixture set is still the corpus and the hash, though one file ran.
+    assert report["metadata"]["selection"] == {"cases_in_fixture_set": 5, "cases_run": 1}
+
+
+@pytest.mark.usefixtures("bench")
+def test_ini_switch_collects_the_benchmark_with_plain_pytest(pytester: pytest.Pytester) -> None:
+    pytester.makeini(
+        "[pytest]\nqualbench_engine = wordengine:WordEngine\nqualbench_enabled = true\n"
+    )
+    pytester.makepyfile(test_plain="def test_ok():\n    pass\n")
+    pytester.runpytest().assert_outcomes(passed=6)
+    pytester.runpytest("-k", "md_001").assert_outcomes(passed=3, deselected=3)
+
+
+def test_missing_fixture_dir_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--qualbench")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*no .jsonl fixture files found in*bench_fixtures*"])
+
+
+def test_empty_cases_entry_is_indexed_but_asks_nothing(
+    pytester: pytest.Pytester, write_fixture: WriteFixture
+) -> None:
+    write_fixture(
+        "plaintext.jsonl",
+        [
+            entry(
+                "txt_001",
+                "alpha beta",
+                [case("txt_001_q1", "alpha", ["alpha beta"], ceiling=0)],
+                content_type="plaintext",
+            ),
+            entry("txt_002", "alpha gamma", [], content_type="plaintext"),
+        ],
+    )
+    pytester.runpytest("--qualbench").assert_outcomes(passed=1)
+    record = read_report(pytester)["cases"][0]
+    assert record["result_count"] == 2
