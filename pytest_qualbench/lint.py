@@ -11,20 +11,18 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
-from pytest_qualbench.engine.types import ALL_KINDS, DEFAULT_LIMIT, SearchEngine
+from pytest_qualbench.engine.types import ALL_KINDS, DEFAULT_LIMIT
 from pytest_qualbench.fixtures import Case, Entry, FixtureSet
+from pytest_qualbench.runner import EngineFactory
 
 ERROR = "error"
 WARNING = "warning"
-
-EngineFactory = Callable[[str], SearchEngine]
-"""Returns a fresh, empty engine for the content type it is given."""
 
 MIN_NEEDLE_CHARS = 4
 MIN_ENTRIES_PER_CONTENT_TYPE = 10
