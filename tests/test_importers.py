@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import csv
 import json
 from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+import ir_measures
 import pytest
+from ir_measures import nDCG
 
-from pytest_qualbench.fixtures import load_fixture_set
+from pytest_qualbench.engine.types import ALL_KINDS, Chunk, Result, SearchEngine
+from pytest_qualbench.fixtures import Entry, load_fixture_set
 from pytest_qualbench.importers import (
     Collection,
     CollectionError,
@@ -23,6 +28,7 @@ from pytest_qualbench.importers import (
 )
 from pytest_qualbench.lint import lint_fixture_set, words
 from pytest_qualbench.qualbench_cli import main
+from pytest_qualbench.runner import BenchRun
 
 COLLECTION = Path(__file__).parent / "data" / "ir_collection"
 TREC = COLLECTION / "trec"
@@ -60,9 +66,9 @@ def test_read_beir_keeps_file_order_and_joins_title_and_text() -> None:
     )
     assert collection.documents[1].haystack.startswith("Crema\nCrema is the reddish-brown")
     assert collection.queries[0] == Query("q1", "espresso pressure and crema")
-    assert len(collection.queries) == 11
+    assert len(collection.queries) == 12
     assert collection.judgments[:2] == (Judgment("q1", "d1", 2), Judgment("q1", "d2", 1))
-    assert len(collection.judgments) == 17
+    assert len(collection.judgments) == 18
 
 
 def test_beir_import_attaches_each_query_to_its_first_relevant_document() -> None:
@@ -77,10 +83,13 @@ def test_beir_import_attaches_each_query_to_its_first_relevant_document() -> Non
         ],
         "coffee_d4": [("coffee_d4_q1", "cold brew steeping time", ["concentrate", "chilled"])],
         "coffee_d7": [("coffee_d7_q1", "green tea brewing", ["scorches", "whisked", "oxidation"])],
-        "coffee_d10": [("coffee_d10_q1", "remove limescale from kettle", ["Descaling"])],
+        "coffee_d10": [
+            ("coffee_d10_q1", "remove limescale from kettle", ["Descaling"]),
+            ("coffee_d10_q2", "espresso machine maintenance", ["Descaling"]),
+        ],
         "coffee_d14": [("coffee_d14_q1", "decaffeination without chemicals", ["caffeine"])],
     }
-    assert outcome.cases == 7
+    assert outcome.cases == 8
 
 
 def test_beir_import_counts_what_it_dropped_and_why() -> None:
@@ -93,7 +102,7 @@ def test_beir_import_counts_what_it_dropped_and_why() -> None:
         ("duplicate judgment", 1), ("unknown query id", 1), ("below the relevance threshold", 2),
         ("unknown document id", 1), ("no unique needle possible", 1),
     )
-    assert (outcome.queries_total, outcome.judgments_total) == (11, 17)
+    assert (outcome.queries_total, outcome.judgments_total) == (12, 18)
 
 
 def test_every_document_is_an_entry_with_its_source() -> None:
@@ -230,16 +239,16 @@ def test_cli_beir_import_writes_fixtures_that_load_and_lint_clean(
     output = tmp_path / "coffee.jsonl"
     assert main(["import", "beir", str(COLLECTION), "-o", str(output)]) == 0
     assert capsys.readouterr().out.splitlines() == [
-        f"wrote 15 entries with 7 cases to {output}",
-        "dropped 4 of 11 queries: 2 no relevant document, 1 unknown document id, "
+        f"wrote 15 entries with 8 cases to {output}",
+        "dropped 4 of 12 queries: 2 no relevant document, 1 unknown document id, "
         "1 no unique needle possible",
-        "dropped 6 of 17 judgments: 1 duplicate judgment, 1 unknown query id, "
+        "dropped 6 of 18 judgments: 1 duplicate judgment, 1 unknown query id, "
         "2 below the relevance threshold, 1 unknown document id, 1 no unique needle possible",
     ]
     fixture_set = load_fixture_set([output], tmp_path)
     assert fixture_set.errors() == ()
     assert [e.id for e in fixture_set.entries()][:2] == ["coffee_d1", "coffee_d2"]
-    assert len(fixture_set.cases()) == 7
+    assert len(fixture_set.cases()) == 8
     assert lint_fixture_set(fixture_set) == []
 
 
@@ -273,3 +282,55 @@ def test_cli_import_of_a_broken_collection_is_a_usage_error(
     error = capsys.readouterr().err
     assert error.startswith(f"qualbench import beir: {tmp_path}/queries.jsonl:1: ")
     assert not output.exists()
+
+
+class OverlapEngine:
+    """Ranks chunks (one per blank-line paragraph) by how many query words they contain."""
+
+    def index(self, entries: Sequence[Entry]) -> None:
+        self._chunks = [
+            Chunk(text, "", entry.source_label, entry.source_kind, position, entry.id)
+            for entry in entries
+            for position, text in enumerate(entry.haystack.split("\n\n"))
+        ]
+
+    def chunks(self) -> tuple[Chunk, ...]:
+        return tuple(self._chunks)
+
+    def search(self, query: str, *, limit: int = 10, kinds: Iterable[str] = ()) -> list[Result]:
+        query_words = set(words(query))
+        scored = [(len(query_words & set(words(c.text))), c) for c in self._chunks]
+        ranked = sorted((s for s in scored if s[0]), key=lambda s: (-s[0], s[1].source))
+        return [Result(c.text, "porter", source=c.source, score=float(n)) for n, c in ranked][:limit]
+
+
+def binary_qrels(path: Path, min_relevance: int) -> list[ir_measures.Qrel]:
+    """The qrels file read on its own terms (not by the importer), grades made binary."""
+    rows = list(csv.reader(path.read_text(encoding="utf-8").splitlines(), delimiter="\t"))[1:]
+    return [ir_measures.Qrel(q, d, int(int(grade) >= min_relevance)) for q, d, grade in rows]
+
+
+@pytest.mark.parametrize("engine_factory", [OverlapEngine], ids=["overlap"])
+def test_round_trip_ndcg_equals_ir_measures_over_the_same_ranking(
+    tmp_path: Path, engine_factory: Callable[[], SearchEngine]
+) -> None:
+    output = tmp_path / "coffee.jsonl"
+    assert main(["import", "beir", str(COLLECTION), "-o", str(output)]) == 0
+    fixture_set = load_fixture_set([output], tmp_path)
+    run = BenchRun(fixture_set, engine_factory=lambda content_type: engine_factory(), limit=10)
+    ours: dict[str, float | None] = {}
+    ranking: list[ir_measures.ScoredDoc] = []
+    for entry in fixture_set.entries():
+        for case, query_id in zip(entry.cases, entry.metadata.get("query_ids", []), strict=True):
+            ours[query_id] = run.run_case(case).metrics["ndcg@10"]
+            engine = run.corpus(case.content_type).engine
+            results = engine.search(case.query, limit=10, kinds=ALL_KINDS)
+            doc_ids = [result.source.removeprefix("coffee:") for result in results]
+            assert len(set(doc_ids)) == len(doc_ids), "one chunk per document"
+            ranking += [ir_measures.ScoredDoc(query_id, d, 10.0 - r) for r, d in enumerate(doc_ids)]
+    qrels = [q for q in binary_qrels(COLLECTION / "qrels" / "test.tsv", 1) if q.query_id in ours]
+    theirs = {query_id: 0.0 for query_id in ours}
+    theirs |= {m.query_id: m.value for m in ir_measures.iter_calc([nDCG @ 10], qrels, ranking)}
+    assert ours == pytest.approx(theirs, abs=1e-12)
+    assert len(ours) == 8
+    assert any(0.0 < value < 1.0 for value in theirs.values()), theirs
