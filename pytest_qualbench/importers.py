@@ -193,11 +193,18 @@ def build_fixtures(
 
     haystacks = [document.haystack for document in collection.documents]
     document_frequency = _document_frequency(haystacks)
+    # Exact duplicates have no unique window; knowing it up front spares a scan per word.
+    duplicated = {haystack for haystack, count in Counter(haystacks).items() if count > 1}
     needles: dict[str, str | None] = {}
     for doc_ids in relevant.values():
         for doc_id in doc_ids:
+            position = position_of[doc_id]
             if doc_id not in needles:
-                needles[doc_id] = unique_needle(position_of[doc_id], haystacks, document_frequency)
+                needles[doc_id] = (
+                    None
+                    if haystacks[position] in duplicated
+                    else unique_needle(position, haystacks, document_frequency)
+                )
             if needles[doc_id] is None:
                 dropped_judgments[NO_NEEDLE] += 1
 
