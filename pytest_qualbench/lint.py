@@ -249,7 +249,7 @@ def _vocabulary(entries: Sequence[Entry]) -> _Vocabulary:
 
 
 def words(text: str) -> list[str]:
-    """Lowercase word characters runs: the linter's own, engine-independent word split."""
+    """Runs of word characters, lowercased: the linter's own, engine-independent word split."""
     return _WORD.findall(text.lower())
 
 
