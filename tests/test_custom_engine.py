@@ -1,0 +1,123 @@
+"""Bring your own engine: by ini, by option, by hook; failures stay local to a case."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import WORD_ENGINE, WriteFixture, case, entry
+
+ENTRIES = [
+    entry(
+        "txt_001",
+        "alpha beta",
+        [case("txt_001_q1", "alpha", ["alpha beta"])],
+        content_type="plaintext",
+    ),
+    entry(
+        "txt_002",
+        "gamma delta",
+        [case("txt_002_q1", "gamma", ["gamma delta"])],
+        content_type="plaintext",
+    ),
+]
+
+# No layers and no chunks(): layer checks are skipped and IDCG falls back.
+LAYERLESS_ENGINE = """
+from pytest_qualbench.engine.types import Result
+
+class Layerless:
+    def index(self, entries):
+        self.texts = [entry.haystack for entry in entries]
+
+    def search(self, query, *, limit=10, kinds=()):
+        return [Result(text) for text in self.texts if query in text][:limit]
+"""
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester, write_fixture: WriteFixture) -> pytest.Pytester:
+    write_fixture("plaintext.jsonl", ENTRIES)
+    pytester.makepyfile(wordengine=WORD_ENGINE, layerless=LAYERLESS_ENGINE)
+    pytester.syspathinsert()
+    return pytester
+
+
+def report(pytester: pytest.Pytester) -> dict[str, object]:
+    data: dict[str, object] = json.loads((pytester.path / ".qualbench/report.json").read_text())
+    return data
+
+
+def test_engine_by_ini(project: pytest.Pytester) -> None:
+    project.makeini("[pytest]\nqualbench_engine = wordengine:WordEngine\n")
+    project.runpytest("--qualbench").assert_outcomes(passed=2)
+    assert report(project)["metadata"]["engine"]["name"] == "wordengine:WordEngine"  # type: ignore[index]
+
+
+def test_engine_by_option_overrides_ini(project: pytest.Pytester) -> None:
+    project.makeini("[pytest]\nqualbench_engine = nowhere:Nothing\n")
+    result = project.runpytest("--qualbench", "--qualbench-engine=layerless:Layerless")
+    result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(["layer checks skipped: the engine labels no layers"])
+    metadata = report(project)["metadata"]
+    assert metadata["relevant_set"] == "returned"  # type: ignore[index]
+    assert report(project)["overall"]["layer_accuracy"] is None  # type: ignore[index]
+
+
+def test_engine_by_hook(project: pytest.Pytester) -> None:
+    project.makeconftest(
+        """
+        import wordengine
+
+        def pytest_qualbench_make_engine(config, content_type):
+            assert content_type == "plaintext"
+            engine = wordengine.WordEngine()
+            engine.config = {"from": "hook"}
+            return engine
+        """
+    )
+    project.runpytest("--qualbench").assert_outcomes(passed=2)
+    assert report(project)["metadata"]["engine"]["config"] == {"from": "hook"}  # type: ignore[index]
+
+
+def test_raising_engine_fails_its_cases_with_its_traceback(project: pytest.Pytester) -> None:
+    project.makepyfile(
+        broken="""
+        class Broken:
+            def index(self, entries):
+                pass
+
+            def search(self, query, *, limit=10, kinds=()):
+                if query == "gamma":
+                    raise RuntimeError("index shard offline")
+                return []
+        """
+    )
+    result = project.runpytest("--qualbench", "--qualbench-engine=broken:Broken")
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(
+        ['*raise RuntimeError("index shard offline")', "E*RuntimeError: index shard offline"]
+    )
+    failures = report(project)["failures"]
+    assert {"case_id": "txt_002_q1", "type": "error", "expected": None,
+            "actual": "RuntimeError: index shard offline"} in failures  # type: ignore[operator]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("nowhere:Engine", "*engine 'nowhere:Engine': cannot import 'nowhere'*"),
+        (
+            "wordengine:Missing",
+            "*engine 'wordengine:Missing': 'wordengine' has no attribute 'Missing'*",
+        ),
+        ("wordengine", "*engine 'wordengine': expected 'package.module:factory'*"),
+    ],
+)
+def test_bad_engine_path_is_a_usage_error(
+    project: pytest.Pytester, spec: str, message: str
+) -> None:
+    result = project.runpytest("--qualbench", f"--qualbench-engine={spec}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([message])

@@ -1,0 +1,83 @@
+"""Distributed runs: the same report from two workers as from one process."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from pytest_qualbench.report import without_timings
+from tests.conftest import WriteFixture, case, entry
+
+pytest.importorskip("xdist")
+
+
+@pytest.fixture
+def bench(write_fixture: WriteFixture, word_engine: None) -> None:
+    for content_type, prefix in (("markdown", "md"), ("json", "json"), ("plaintext", "txt")):
+        write_fixture(
+            f"{content_type}.jsonl",
+            [
+                entry(
+                    f"{prefix}_{n:03d}",
+                    f"topic{n} shared words\n\nmore about topic{n}",
+                    [
+                        case(f"{prefix}_{n:03d}_q1", f"topic{n}", [f"topic{n} shared"], ceiling=1),
+                        case(f"{prefix}_{n:03d}_q2", "shared", [f"topic{n} shared"], ceiling=2),
+                        case(f"{prefix}_{n:03d}_q_neg", "zzyzx", []),
+                    ],
+                    content_type=content_type,
+                )
+                for n in range(4)
+            ],
+        )
+
+
+def read(pytester: pytest.Pytester, name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((pytester.path / name).read_text())
+    return data
+
+
+@pytest.mark.usefixtures("bench")
+def test_two_workers_match_serial(pytester: pytest.Pytester) -> None:
+    serial = pytester.runpytest_subprocess("--qualbench", "--qualbench-report=serial.json")
+    parallel = pytester.runpytest_subprocess(
+        "--qualbench", "-n", "2", "--qualbench-report=parallel.json"
+    )
+    assert serial.ret == parallel.ret
+    serial_report, parallel_report = read(pytester, "serial.json"), read(pytester, "parallel.json")
+    assert without_timings(serial_report) == without_timings(parallel_report)
+    assert len(parallel_report["cases"]) == 36
+    assert sorted(parallel_report["latency"]) == ["json", "markdown", "overall", "plaintext"]
+    assert all(row["index_ms"] is not None for row in parallel_report["latency"].values())
+    parallel.stdout.fnmatch_lines(["*= qualbench =*", "overall*24*"])
+
+
+@pytest.mark.usefixtures("bench")
+def test_crashed_worker_keeps_its_case_in_the_denominator(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        crashing="""
+        import os
+        import wordengine
+
+        class Crashing(wordengine.WordEngine):
+            def search(self, query, *, limit=10, kinds=()):
+                if query == "topic1" and os.environ.get("PYTEST_XDIST_WORKER"):
+                    os._exit(1)
+                return super().search(query, limit=limit, kinds=kinds)
+        """
+    )
+    result = pytester.runpytest_subprocess(
+        "--qualbench",
+        "-n",
+        "2",
+        "--qualbench-engine=crashing:Crashing",
+        "--qualbench-report=r.json",
+    )
+    report = read(pytester, "r.json")
+    crashed = {f["case_id"] for f in report["failures"] if f["type"] == "error"}
+    assert crashed == {"json_001_q1", "md_001_q1", "txt_001_q1"}
+    assert len(report["cases"]) == 36
+    assert report["overall"]["cases"] == 24
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
