@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_qualbench.fixtures import CONTENT_TYPES
+from pytest_qualbench.metrics import ALL_METRIC_NAMES
 
 SUPPORTED_SCHEMA_VERSION = 1
 ROUNDS = 10_000
@@ -41,21 +42,7 @@ FLOAT_SLACK = 1e-9
 
 # Display order of docs/report-format.md; metrics a later metric_version adds
 # follow alphabetically.
-METRIC_ORDER = (
-    "hit@1",
-    "hit@3",
-    "hit@5",
-    "hit@10",
-    "precision@1",
-    "recall@5",
-    "recall@10",
-    "mrr",
-    "ndcg@10",
-    "context_recall",
-    "rank_ceiling_pass",
-    "layer_accuracy",
-    "negative_pass",
-)
+METRIC_ORDER = ALL_METRIC_NAMES
 # A case either gets every needle / the right layer / an empty negative result or
 # not, so these metrics have no noise to tolerate: any drop is a lost case.
 STRICT_METRICS = ("context_recall", "layer_accuracy", "negative_pass")

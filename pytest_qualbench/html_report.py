@@ -16,34 +16,21 @@ import this module.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_qualbench.metrics import ALL_METRIC_NAMES
+from pytest_qualbench.report import write_text_atomic
+
 if TYPE_CHECKING:
     import jinja2
     from markupsafe import Markup
 
 # The order of pytest_qualbench.metrics.METRIC_NAMES (docs/report-format.md).
-METRIC_ORDER = (
-    "hit@1",
-    "hit@3",
-    "hit@5",
-    "hit@10",
-    "precision@1",
-    "recall@5",
-    "recall@10",
-    "mrr",
-    "ndcg@10",
-    "context_recall",
-    "rank_ceiling_pass",
-    "layer_accuracy",
-    "negative_pass",
-)
+METRIC_ORDER = ALL_METRIC_NAMES
 # Metrics drawn per content type: one per question (top hit, top 3, rank, ranking, coverage).
 CHART_METRICS = ("hit@1", "hit@3", "mrr", "ndcg@10", "recall@5", "context_recall")
 HISTOGRAM_RANKS = tuple(range(1, 11))
@@ -240,18 +227,8 @@ def render_html(
 
 
 def write_html(path: Path, html: str) -> None:
-    """Write the page atomically: a temporary file beside it, then os.replace."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temporary = tempfile.mkstemp(
-        prefix=f".{path.name}.", suffix=".tmp", dir=path.parent
-    )
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as stream:
-            stream.write(html)
-        os.replace(temporary, path)
-    except BaseException:
-        os.unlink(temporary)
-        raise
+    """Write the page atomically, like the JSON report."""
+    write_text_atomic(path, html)
 
 
 def order_by_timestamp(reports: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
@@ -378,7 +355,10 @@ def build_page(
         negative_cases=int(head["negatives"]["cases"]),
         failures=_failed_cases(base, head),
         newly_passing=_newly_passing(base, head),
-        regressions=tuple(str(line) for line in (comparison or {}).get("regressions", [])),
+        regressions=tuple(
+            f"{regression['subject']}: {regression['detail']}"
+            for regression in (comparison or {}).get("regressions", [])
+        ),
         cases_left_out=cases_left_out,
         latency=tuple(
             LatencyRow(content_type, row["p50_ms"], row["p95_ms"], row["index_ms"])

@@ -133,6 +133,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default="warn",
         help="what a missing or unreadable baseline does (default: warn)",
     )
+    group.addoption(
+        "--qualbench-html",
+        dest="qualbench_html",
+        metavar="PATH",
+        help="also write a self-contained HTML report (needs the [html] extra)",
+    )
     parser.addini(
         "qualbench_paths",
         "fixture files or directories of the benchmark",
@@ -310,6 +316,8 @@ class QualbenchReporter:
         self.report: dict[str, Any] | None = None
         self.verdicts: list[FloorVerdict] = []
         self.compare_lines: list[str] = []
+        self.baseline: tuple[dict[str, Any], dict[str, Any]] | None = None
+        self.html_line: str | None = None
 
     def _case_of(self, nodeid: str) -> Case | None:
         path, _, name = nodeid.rpartition("::")
@@ -360,6 +368,9 @@ class QualbenchReporter:
         baseline: str | None = self.config.option.qualbench_compare
         if baseline:
             gate_failed |= self._compare(self.config.invocation_params.dir / baseline, self.report)
+        html_path: str | None = self.config.option.qualbench_html
+        if html_path:
+            self._write_html(self.config.invocation_params.dir / html_path, self.report)
         if gate_failed and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
@@ -369,6 +380,7 @@ class QualbenchReporter:
             IncomparableReports,
             ReportError,
             compare_reports,
+            comparison_to_json,
             load_report,
             render_comparison,
         )
@@ -385,7 +397,20 @@ class QualbenchReporter:
             self.compare_lines = [f"cannot compare with {baseline}: {exc}"]
             return True
         self.compare_lines = render_comparison(comparison, "text").splitlines()
+        self.baseline = (base, comparison_to_json(comparison))
         return comparison.exit_code != 0
+
+    def _write_html(self, path: Path, report: dict[str, Any]) -> None:
+        from pytest_qualbench.html_report import HtmlExtraMissing, render_html, write_html
+
+        base, comparison = self.baseline if self.baseline is not None else (None, None)
+        try:
+            page = render_html([report] if base is None else [base, report], comparison=comparison)
+        except HtmlExtraMissing as exc:
+            self.html_line = f"html report not written: {exc}"
+            return
+        write_html(path, page)
+        self.html_line = f"html report: {path}"
 
     def _metadata(self) -> dict[str, Any]:
         engine = self.engine or {"name": None, "config": {}, "lists_chunks": True}
@@ -417,6 +442,8 @@ class QualbenchReporter:
         for verdict in self.verdicts:
             if verdict.ok is False:
                 terminalreporter.write_line(verdict.describe(), red=True, bold=True)
+        if self.html_line is not None:
+            terminalreporter.write_line(self.html_line)
         if self.compare_lines:
             terminalreporter.write_sep("-", "qualbench compare")
             for line in self.compare_lines:

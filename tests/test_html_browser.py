@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from html_sample import HOSTILE_QUERY, report
 
 from pytest_qualbench.html_report import render_html, write_html
+from tests.html_sample import HOSTILE_QUERY, report
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 if CHROMIUM is None:

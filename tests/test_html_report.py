@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from html_sample import DATASET_HASH, case, report
 
 from pytest_qualbench.html_report import (
     HtmlExtraMissing,
@@ -21,6 +20,7 @@ from pytest_qualbench.html_report import (
     restrict_to_shared_cases,
     write_html,
 )
+from tests.html_sample import DATASET_HASH, case, report
 
 OTHER_HASH = "sha256:" + "cd" * 32
 SVG_NAMESPACES = {"http://www.w3.org/2000/svg", "http://www.w3.org/1999/xlink"}
@@ -126,11 +126,11 @@ def test_comparison_page_marks_changes_and_significance() -> None:
              "ci95": [0.02, 0.18]},
             {"scope": "json", "metric": "mrr", "significant": False},
         ],
-        "regressions": ["case md_001_q2 newly failing"],
+        "regressions": [{"subject": "md_001_q2", "detail": "newly failing (rank)"}],
     }  # fmt: skip
     html = render_html([base, report(level=0.9)], comparison=comparison)
     assert "significant, p=0.012, 95% CI [+0.020, +0.180]" in html
-    assert "case md_001_q2 newly failing" in html
+    assert "md_001_q2: newly failing (rank)" in html
     newly_failing = html[html.index('id="case-md_001_q2"') :].split("</h3>")[0]
     assert "newly failing" in newly_failing
     assert re.search(r"hit@1</th>\s*<td>0\.800</td>\s*<td>0\.900</td>\s*<td[^>]*>\+0\.100", html)

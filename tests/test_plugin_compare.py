@@ -77,3 +77,16 @@ def test_missing_baseline_warns_by_default_and_fails_on_request(pytester: pytest
         "--qualbench", "--qualbench-compare=nope.json", "--qualbench-compare-missing=fail"
     )
     assert failed.ret == pytest.ExitCode.TESTS_FAILED
+
+
+@pytest.mark.usefixtures("bench")
+def test_html_report_with_and_without_baseline(pytester: pytest.Pytester) -> None:
+    pytest.importorskip("pygal")
+    single = pytester.runpytest("--qualbench", "--qualbench-html=out/single.html")
+    single.stdout.fnmatch_lines(["html report: *single.html"])
+    page = (pytester.path / "out/single.html").read_text()
+    assert "txt_001_q1" in page or "plaintext" in page
+    pytester.runpytest(
+        "--qualbench", "--qualbench-html=pair.html", "--qualbench-compare=base.json"
+    ).assert_outcomes(passed=2)
+    assert "comparison" in (pytester.path / "pair.html").read_text()
