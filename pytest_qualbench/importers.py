@@ -36,7 +36,11 @@ UNKNOWN_DOCUMENT = "unknown document id"
 NO_NEEDLE = "no unique needle possible"
 NO_RELEVANT_DOCUMENT = "no relevant document"
 JUDGMENT_DROP_REASONS = (
-    DUPLICATE_JUDGMENT, UNKNOWN_QUERY, BELOW_THRESHOLD, UNKNOWN_DOCUMENT, NO_NEEDLE
+    DUPLICATE_JUDGMENT,
+    UNKNOWN_QUERY,
+    BELOW_THRESHOLD,
+    UNKNOWN_DOCUMENT,
+    NO_NEEDLE,
 )
 QUERY_DROP_REASONS = (NO_RELEVANT_DOCUMENT, UNKNOWN_DOCUMENT, NO_NEEDLE)
 
@@ -239,15 +243,17 @@ def build_fixtures(
         metadata: dict[str, Any] = {"doc_id": document.doc_id}
         if queries:
             metadata["query_ids"] = [query.query_id for query in queries]
-        entries.append({
-            "id": entry_id,
-            "content_type": content_type,
-            "haystack": document.haystack,
-            "source_label": f"{name}:{document.doc_id}",
-            "source_kind": SOURCE_KIND,
-            "cases": [case(entry_id, n, q) for n, q in enumerate(queries, start=1)],
-            "metadata": metadata,
-        })
+        entries.append(
+            {
+                "id": entry_id,
+                "content_type": content_type,
+                "haystack": document.haystack,
+                "source_label": f"{name}:{document.doc_id}",
+                "source_kind": SOURCE_KIND,
+                "cases": [case(entry_id, n, q) for n, q in enumerate(queries, start=1)],
+                "metadata": metadata,
+            }
+        )
     return ImportOutcome(
         entries=tuple(entries),
         queries_total=len(collection.queries),

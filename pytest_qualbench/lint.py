@@ -33,6 +33,7 @@ SNIPPET_CHARS = 60
 
 # The most frequent English words of 4+ letters: wordfreq 3.1 `top_n_list("en", 400)`,
 # alphabetic words only, two profanities removed. Shorter needles are flagged by length.
+# fmt: off
 COMMON_ENGLISH_WORDS = frozenset(
     (
         "able", "about", "actually", "after", "again", "against", "almost", "already",
@@ -69,6 +70,7 @@ COMMON_ENGLISH_WORDS = frozenset(
         "your",
     )
 )
+# fmt: on
 
 _WORD = re.compile(r"\w+")
 
@@ -124,7 +126,9 @@ def _corpus_size_findings(content_type: str, entries: Sequence[Entry]) -> list[L
     first = entries[0]
     return [
         LintFinding(
-            first.path, first.line, WARNING,
+            first.path,
+            first.line,
+            WARNING,
             f"content type {content_type!r} has only {len(entries)} entries "
             f"(fewer than {MIN_ENTRIES_PER_CONTENT_TYPE}): with so few distractors "
             "every query ranks well",
@@ -171,11 +175,15 @@ def _placement_problem(
     if entry.id in holder_ids:
         return (WARNING, f"also occurs in {others}") if others else None
     if not holder_ids:
-        return ERROR, (f"is not in the haystack of entry {entry.id} "
-                       f"nor of any other {entry.content_type} entry")
+        return ERROR, (
+            f"is not in the haystack of entry {entry.id} "
+            f"nor of any other {entry.content_type} entry"
+        )
     if not anchored:
-        return ERROR, (f"is not in the haystack of entry {entry.id} (only in {others}), "
-                       "and no other needle of the case is")
+        return ERROR, (
+            f"is not in the haystack of entry {entry.id} (only in {others}), "
+            "and no other needle of the case is"
+        )
     if len(holder_ids) > 1:
         return WARNING, f"is not in the haystack of entry {entry.id} and occurs in {others}"
     return None
@@ -204,7 +212,9 @@ def _case_findings(entries: Sequence[Entry]) -> list[LintFinding]:
             if case.content_type == "json" and 0 < ceiling < MIN_JSON_RANK_CEILING:
                 findings.append(
                     LintFinding(
-                        entry.path, entry.line, WARNING,
+                        entry.path,
+                        entry.line,
+                        WARNING,
                         f"case {case.case_id}: rank ceiling {ceiling} is below "
                         f"{MIN_JSON_RANK_CEILING} for a json case: the key-path chunks of one "
                         f"document rank close together (use 0 or {MIN_JSON_RANK_CEILING}+)",
@@ -214,7 +224,9 @@ def _case_findings(entries: Sequence[Entry]) -> list[LintFinding]:
                 expected = f"{case.entry_id}_q_neg" if case.is_negative else f"{case.entry_id}_q<N>"
                 findings.append(
                     LintFinding(
-                        entry.path, entry.line, WARNING,
+                        entry.path,
+                        entry.line,
+                        WARNING,
                         f"case {case.case_id}: case_id does not follow the convention {expected!r}",
                     )
                 )
@@ -279,7 +291,9 @@ def _negative_vocabulary_findings(entries: Sequence[Entry]) -> list[LintFinding]
             if reason is not None:
                 findings.append(
                     LintFinding(
-                        entry.path, entry.line, WARNING,
+                        entry.path,
+                        entry.line,
+                        WARNING,
                         f"negative case {case.case_id}: query word {word!r} {reason}",
                     )
                 )
@@ -301,8 +315,11 @@ def _vocabulary_match(word: str, vocabulary: _Vocabulary) -> str | None:
             return "occurs in the corpus"
         return f"shares all its trigrams with corpus word {match!r} (trigram layer)"
     close = process.extract(
-        word, vocabulary.fuzzy_choices, scorer=Levenshtein.distance,
-        score_cutoff=max_edits(word), limit=None,
+        word,
+        vocabulary.fuzzy_choices,
+        scorer=Levenshtein.distance,
+        score_cutoff=max_edits(word),
+        limit=None,
     )
     if not close:
         return None
@@ -326,7 +343,9 @@ def _negative_engine_findings(
             snippet = " ".join(first.text.split())[:SNIPPET_CHARS]
             findings.append(
                 LintFinding(
-                    entry.path, entry.line, WARNING,
+                    entry.path,
+                    entry.line,
+                    WARNING,
                     f"negative case {case.case_id}: the engine returns {len(results)} "
                     f"result(s); first from layer {first.layer or 'unknown'}: {snippet!r}",
                 )

@@ -7,6 +7,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from pytest_qualbench.engine import Engine, SearchEngine
 from pytest_qualbench.fixtures import CONTENT_TYPES, discover_fixture_files, load_fixture_set
 from pytest_qualbench.importers import (
     Collection,
@@ -38,7 +39,10 @@ def _parser() -> argparse.ArgumentParser:
 
     lint = commands.add_parser("lint", help="check fixtures for traps that make a benchmark lie")
     lint.add_argument(
-        "paths", nargs="*", type=Path, default=[Path(p) for p in DEFAULT_FIXTURE_PATHS],
+        "paths",
+        nargs="*",
+        type=Path,
+        default=[Path(p) for p in DEFAULT_FIXTURE_PATHS],
         help="JSONL files or directories (default: bench_fixtures)",
     )
     lint.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
@@ -49,8 +53,13 @@ def _parser() -> argparse.ArgumentParser:
     beir.add_argument("directory", type=Path)
     beir.add_argument("--split", default="test", help="qrels/<SPLIT>.tsv to read (default: test)")
     trec = formats.add_parser("trec", help="TREC documents, topics and qrels")
-    trec.add_argument("--docs", type=Path, nargs="+", required=True,
-                      help="files (or directories of files) of <DOC> records")
+    trec.add_argument(
+        "--docs",
+        type=Path,
+        nargs="+",
+        required=True,
+        help="files (or directories of files) of <DOC> records",
+    )
     trec.add_argument("--topics", type=Path, required=True, help="a file of <top> records")
     trec.add_argument("--qrels", type=Path, required=True, help="`qid 0 docno relevance` lines")
     for subparser in (beir, trec):
@@ -64,10 +73,19 @@ def _add_import_options(parser: argparse.ArgumentParser) -> None:
         "--name", help="prefix of entry ids and source labels (default: the output file stem)"
     )
     parser.add_argument("--content-type", choices=CONTENT_TYPES, default="plaintext")
-    parser.add_argument("--min-relevance", type=int, default=1,
-                        help="a judgment counts as relevant at this grade or above (default: 1)")
-    parser.add_argument("--rank-ceiling", type=int, choices=RANK_CEILINGS, default=0,
-                        help="expected_rank_ceiling of every case: 0 skips the check (default: 0)")
+    parser.add_argument(
+        "--min-relevance",
+        type=int,
+        default=1,
+        help="a judgment counts as relevant at this grade or above (default: 1)",
+    )
+    parser.add_argument(
+        "--rank-ceiling",
+        type=int,
+        choices=RANK_CEILINGS,
+        default=0,
+        help="expected_rank_ceiling of every case: 0 skips the check (default: 0)",
+    )
 
 
 def _lint(arguments: argparse.Namespace) -> int:
@@ -77,7 +95,7 @@ def _lint(arguments: argparse.Namespace) -> int:
         shown = " ".join(str(path) for path in paths)
         print(f"qualbench lint: no .jsonl fixture files under {shown}", file=sys.stderr)
         return USAGE_ERROR
-    findings = lint_fixture_set(load_fixture_set(files, Path.cwd()))
+    findings = lint_fixture_set(load_fixture_set(files, Path.cwd()), engine_factory=_builtin_engine)
     for finding in findings:
         print(finding)
     errors = sum(finding.level == ERROR for finding in findings)
@@ -85,6 +103,11 @@ def _lint(arguments: argparse.Namespace) -> int:
     counts = f"{_count(errors, 'error')}, {_count(warnings, 'warning')}"
     print(f"{counts} in {_count(len(files), 'file')}")
     return exit_status(findings, strict=arguments.strict)
+
+
+def _builtin_engine(content_type: str) -> SearchEngine:
+    """The engine `pytest --qualbench` uses by default; one per content type."""
+    return Engine()
 
 
 def _import(arguments: argparse.Namespace) -> int:

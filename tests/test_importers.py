@@ -13,7 +13,7 @@ import ir_measures
 import pytest
 from ir_measures import nDCG
 
-from pytest_qualbench.engine.types import ALL_KINDS, Chunk, Result, SearchEngine
+from pytest_qualbench.engine import ALL_KINDS, Chunk, Engine, Result, SearchEngine
 from pytest_qualbench.fixtures import Entry, load_fixture_set
 from pytest_qualbench.importers import (
     Collection,
@@ -60,15 +60,16 @@ def test_read_beir_keeps_file_order_and_joins_title_and_text() -> None:
     collection = read_beir(COLLECTION)
     assert len(collection.documents) == 15
     assert collection.documents[1] == Document(
-        "d2", "Crema",
+        "d2",
+        "Crema",
         "Crema is the reddish-brown foam on top of a fresh espresso shot, "
         "made of emulsified oils and carbon dioxide.",
     )
     assert collection.documents[1].haystack.startswith("Crema\nCrema is the reddish-brown")
     assert collection.queries[0] == Query("q1", "espresso pressure and crema")
-    assert len(collection.queries) == 12
+    assert len(collection.queries) == 13
     assert collection.judgments[:2] == (Judgment("q1", "d1", 2), Judgment("q1", "d2", 1))
-    assert len(collection.judgments) == 18
+    assert len(collection.judgments) == 19
 
 
 def test_beir_import_attaches_each_query_to_its_first_relevant_document() -> None:
@@ -87,22 +88,30 @@ def test_beir_import_attaches_each_query_to_its_first_relevant_document() -> Non
             ("coffee_d10_q1", "remove limescale from kettle", ["Descaling"]),
             ("coffee_d10_q2", "espresso machine maintenance", ["Descaling"]),
         ],
-        "coffee_d14": [("coffee_d14_q1", "decaffeination without chemicals", ["caffeine"])],
+        "coffee_d14": [
+            ("coffee_d14_q1", "decaffeination without chemicals", ["caffeine"]),
+            ("coffee_d14_q2", "water temperature", ["caffeine"]),
+        ],
     }
-    assert outcome.cases == 8
+    assert outcome.cases == 9
 
 
 def test_beir_import_counts_what_it_dropped_and_why() -> None:
     outcome = build_fixtures(read_beir(COLLECTION), name="coffee")
     # q6 judged 0, q10 unjudged; q7 only names d99; q8 names d12, which d13 duplicates.
     assert outcome.dropped_queries == (
-        ("no relevant document", 2), ("unknown document id", 1), ("no unique needle possible", 1)
+        ("no relevant document", 2),
+        ("unknown document id", 1),
+        ("no unique needle possible", 1),
     )
     assert outcome.dropped_judgments == (
-        ("duplicate judgment", 1), ("unknown query id", 1), ("below the relevance threshold", 2),
-        ("unknown document id", 1), ("no unique needle possible", 1),
+        ("duplicate judgment", 1),
+        ("unknown query id", 1),
+        ("below the relevance threshold", 2),
+        ("unknown document id", 1),
+        ("no unique needle possible", 1),
     )
-    assert (outcome.queries_total, outcome.judgments_total) == (12, 18)
+    assert (outcome.queries_total, outcome.judgments_total) == (13, 19)
 
 
 def test_every_document_is_an_entry_with_its_source() -> None:
@@ -112,15 +121,19 @@ def test_every_document_is_an_entry_with_its_source() -> None:
         "id": "coffee_d1",
         "content_type": "curated",
         "haystack": "Espresso extraction\nEspresso forces water at about nine bars of pressure "
-                    "through finely ground coffee. A standard double shot extracts in "
-                    "twenty-five to thirty seconds.",
+        "through finely ground coffee. A standard double shot extracts in "
+        "twenty-five to thirty seconds.",
         "source_label": "coffee:d1",
         "source_kind": "durable",
-        "cases": [{
-            "case_id": "coffee_d1_q1", "query": "espresso pressure and crema",
-            "needles": ["extraction", "emulsified"], "expected_layer": "rrf(porter+trigram)",
-            "expected_rank_ceiling": 0,
-        }],
+        "cases": [
+            {
+                "case_id": "coffee_d1_q1",
+                "query": "espresso pressure and crema",
+                "needles": ["extraction", "emulsified"],
+                "expected_layer": "rrf(porter+trigram)",
+                "expected_rank_ceiling": 0,
+            }
+        ],
         "metadata": {"doc_id": "d1", "query_ids": ["q1"]},
     }
     assert outcome.entries[1]["metadata"] == {"doc_id": "d2"}
@@ -189,7 +202,8 @@ def test_read_trec_documents_topics_and_qrels() -> None:
         "AST-006", "", "Mars appears red because iron minerals in its dust and rocks have oxidized."
     )
     assert collection.queries == (
-        Query("301", "eclipses of the sun and moon"), Query("302", "why is mars red"),
+        Query("301", "eclipses of the sun and moon"),
+        Query("302", "why is mars red"),
         Query("303", "comets"),
     )
     assert collection.judgments[1] == Judgment("301", "AST-005", 2)
@@ -239,35 +253,56 @@ def test_cli_beir_import_writes_fixtures_that_load_and_lint_clean(
     output = tmp_path / "coffee.jsonl"
     assert main(["import", "beir", str(COLLECTION), "-o", str(output)]) == 0
     assert capsys.readouterr().out.splitlines() == [
-        f"wrote 15 entries with 8 cases to {output}",
-        "dropped 4 of 12 queries: 2 no relevant document, 1 unknown document id, "
+        f"wrote 15 entries with 9 cases to {output}",
+        "dropped 4 of 13 queries: 2 no relevant document, 1 unknown document id, "
         "1 no unique needle possible",
-        "dropped 6 of 18 judgments: 1 duplicate judgment, 1 unknown query id, "
+        "dropped 6 of 19 judgments: 1 duplicate judgment, 1 unknown query id, "
         "2 below the relevance threshold, 1 unknown document id, 1 no unique needle possible",
     ]
     fixture_set = load_fixture_set([output], tmp_path)
     assert fixture_set.errors() == ()
     assert [e.id for e in fixture_set.entries()][:2] == ["coffee_d1", "coffee_d2"]
-    assert len(fixture_set.cases()) == 8
+    assert len(fixture_set.cases()) == 9
     assert lint_fixture_set(fixture_set) == []
 
 
 def test_cli_trec_import_with_options(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     output = tmp_path / "out.jsonl"
-    status = main([
-        "import", "trec", "--docs", str(TREC / "documents" / "ast01.sgml"),
-        str(TREC / "documents" / "ast02.sgml"), "--topics", str(TREC / "topics.txt"),
-        "--qrels", str(TREC / "qrels.txt"), "-o", str(output), "--name", "astro",
-        "--min-relevance", "2", "--rank-ceiling", "10", "--content-type", "transcript",
-    ])
+    status = main(
+        [
+            "import",
+            "trec",
+            "--docs",
+            str(TREC / "documents" / "ast01.sgml"),
+            str(TREC / "documents" / "ast02.sgml"),
+            "--topics",
+            str(TREC / "topics.txt"),
+            "--qrels",
+            str(TREC / "qrels.txt"),
+            "-o",
+            str(output),
+            "--name",
+            "astro",
+            "--min-relevance",
+            "2",
+            "--rank-ceiling",
+            "10",
+            "--content-type",
+            "transcript",
+        ]
+    )
     assert status == 0
     assert capsys.readouterr().out.splitlines()[0] == f"wrote 6 entries with 1 cases to {output}"
     rows = [json.loads(line) for line in output.read_text(encoding="utf-8").splitlines()]
-    assert [c for row in rows for c in row["cases"]] == [{
-        "case_id": "astro_AST-005_q1", "query": "eclipses of the sun and moon",
-        "needles": ["coppery"], "expected_layer": "rrf(porter+trigram)",
-        "expected_rank_ceiling": 10,
-    }]
+    assert [c for row in rows for c in row["cases"]] == [
+        {
+            "case_id": "astro_AST-005_q1",
+            "query": "eclipses of the sun and moon",
+            "needles": ["coppery"],
+            "expected_layer": "rrf(porter+trigram)",
+            "expected_rank_ceiling": 10,
+        }
+    ]
     assert {row["content_type"] for row in rows} == {"transcript"}
     assert load_fixture_set([output], tmp_path).errors() == ()
 
@@ -301,7 +336,9 @@ class OverlapEngine:
         query_words = set(words(query))
         scored = [(len(query_words & set(words(c.text))), c) for c in self._chunks]
         ranked = sorted((s for s in scored if s[0]), key=lambda s: (-s[0], s[1].source))
-        return [Result(c.text, "porter", source=c.source, score=float(n)) for n, c in ranked][:limit]
+        return [Result(c.text, "porter", source=c.source, score=float(n)) for n, c in ranked][
+            :limit
+        ]
 
 
 def binary_qrels(path: Path, min_relevance: int) -> list[ir_measures.Qrel]:
@@ -310,7 +347,7 @@ def binary_qrels(path: Path, min_relevance: int) -> list[ir_measures.Qrel]:
     return [ir_measures.Qrel(q, d, int(int(grade) >= min_relevance)) for q, d, grade in rows]
 
 
-@pytest.mark.parametrize("engine_factory", [OverlapEngine], ids=["overlap"])
+@pytest.mark.parametrize("engine_factory", [Engine, OverlapEngine], ids=["built-in", "overlap"])
 def test_round_trip_ndcg_equals_ir_measures_over_the_same_ranking(
     tmp_path: Path, engine_factory: Callable[[], SearchEngine]
 ) -> None:
@@ -332,5 +369,5 @@ def test_round_trip_ndcg_equals_ir_measures_over_the_same_ranking(
     theirs = {query_id: 0.0 for query_id in ours}
     theirs |= {m.query_id: m.value for m in ir_measures.iter_calc([nDCG @ 10], qrels, ranking)}
     assert ours == pytest.approx(theirs, abs=1e-12)
-    assert len(ours) == 8
+    assert len(ours) == 9
     assert any(0.0 < value < 1.0 for value in theirs.values()), theirs

@@ -35,8 +35,16 @@ TOPICS = (
     "Sharding splits the keyspace so that each node owns a contiguous hash range.",
 )
 NEEDLES = (
-    "Connection pooling", "garbage collector", "Backpressure", "Checksums", "Feature flags",
-    "Lexicographic ordering", "Kerberos tickets", "Quantization", "Idempotency keys", "Sharding",
+    "Connection pooling",
+    "garbage collector",
+    "Backpressure",
+    "Checksums",
+    "Feature flags",
+    "Lexicographic ordering",
+    "Kerberos tickets",
+    "Quantization",
+    "Idempotency keys",
+    "Sharding",
 )
 
 
@@ -47,23 +55,34 @@ def entry(
     content_type: str = "plaintext",
 ) -> dict[str, Any]:
     return {
-        "id": entry_id, "content_type": content_type, "haystack": haystack,
-        "source_label": f"label-{entry_id}", "source_kind": "durable", "cases": list(cases),
+        "id": entry_id,
+        "content_type": content_type,
+        "haystack": haystack,
+        "source_label": f"label-{entry_id}",
+        "source_kind": "durable",
+        "cases": list(cases),
     }
 
 
 def case(case_id: str, query: str, needles: Sequence[str], ceiling: int = 0) -> dict[str, Any]:
     layer = "rrf(porter+trigram)" if needles else "none"
     return {
-        "case_id": case_id, "query": query, "needles": list(needles),
-        "expected_layer": layer, "expected_rank_ceiling": ceiling,
+        "case_id": case_id,
+        "query": query,
+        "needles": list(needles),
+        "expected_layer": layer,
+        "expected_rank_ceiling": ceiling,
     }
 
 
 def clean_entries(prefix: str = "pt", content_type: str = "plaintext") -> list[dict[str, Any]]:
     return [
-        entry(f"{prefix}_{n:03}", topic, [case(f"{prefix}_{n:03}_q1", needle.lower(), [needle])],
-              content_type)
+        entry(
+            f"{prefix}_{n:03}",
+            topic,
+            [case(f"{prefix}_{n:03}_q1", needle.lower(), [needle])],
+            content_type,
+        )
         for n, (topic, needle) in enumerate(zip(TOPICS, NEEDLES, strict=True), start=1)
     ]
 
@@ -99,7 +118,9 @@ def test_needle_missing_from_its_haystack_is_an_error_at_the_entry_line(tmp_path
     findings = lint_fixture_set(load(tmp_path, ("a.jsonl", entries)))
     assert findings == [
         LintFinding(
-            "a.jsonl", 4, ERROR,
+            "a.jsonl",
+            4,
+            ERROR,
             "case pt_004_q1: needle 'checksum drift' is not in the haystack of entry pt_004 "
             "nor of any other plaintext entry",
         )
@@ -251,12 +272,21 @@ def test_case_id_convention(
     ("query", "reason"),
     [
         ("Kerberos", "query word 'kerberos' occurs in the corpus"),
-        ("zqxjv connect", "query word 'connect' shares all its trigrams with corpus word "
-                          "'connection' (trigram layer)"),
-        ("zqxjv conection", "query word 'conection' is within edit distance 1 of corpus word "
-                            "'connection' (fuzzy layer)"),
-        ("zqxjv kerberso", "query word 'kerberso' is within edit distance 2 of corpus word "
-                           "'kerberos' (fuzzy layer)"),
+        (
+            "zqxjv connect",
+            "query word 'connect' shares all its trigrams with corpus word "
+            "'connection' (trigram layer)",
+        ),
+        (
+            "zqxjv conection",
+            "query word 'conection' is within edit distance 1 of corpus word "
+            "'connection' (fuzzy layer)",
+        ),
+        (
+            "zqxjv kerberso",
+            "query word 'kerberso' is within edit distance 2 of corpus word "
+            "'kerberos' (fuzzy layer)",
+        ),
     ],
 )
 def test_negative_query_matching_corpus_vocabulary_shows_the_word(
@@ -345,8 +375,14 @@ def test_engine_is_not_made_for_content_types_without_negatives(tmp_path: Path) 
 
 @pytest.mark.parametrize(
     ("levels", "strict", "status"),
-    [((), False, 0), ((), True, 0), ((WARNING,), False, 0), ((WARNING,), True, 1),
-     ((ERROR,), False, 1), ((ERROR, WARNING), True, 1)],
+    [
+        ((), False, 0),
+        ((), True, 0),
+        ((WARNING,), False, 0),
+        ((WARNING,), True, 1),
+        ((ERROR,), False, 1),
+        ((ERROR, WARNING), True, 1),
+    ],
 )
 def test_exit_status(levels: tuple[str, ...], strict: bool, status: int) -> None:
     findings = [LintFinding("a.jsonl", 1, level, "m") for level in levels]
@@ -380,8 +416,11 @@ def test_cli_lint_prints_findings_and_fails_on_errors(
 
 @pytest.mark.parametrize(("arguments", "status"), [([], 0), (["--strict"], 1)])
 def test_cli_lint_fails_on_warnings_only_when_strict(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-    arguments: list[str], status: int,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    arguments: list[str],
+    status: int,
 ) -> None:
     (tmp_path / "bench_fixtures").mkdir()
     write_jsonl(tmp_path / "bench_fixtures" / "a.jsonl", clean_entries()[:9])
@@ -396,3 +435,19 @@ def test_cli_lint_without_fixture_files_is_a_usage_error(
     monkeypatch.chdir(tmp_path)
     assert main(["lint", "missing"]) == 2
     assert capsys.readouterr().err == "qualbench lint: no .jsonl fixture files under missing\n"
+
+
+def test_cli_lint_asks_the_built_in_engine_about_negative_cases(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    entries = clean_entries()
+    entries[4]["cases"].append(case("pt_005_q_neg", "rollout", []))
+    write_jsonl(tmp_path / "a.jsonl", entries)
+    monkeypatch.chdir(tmp_path)
+    assert main(["lint", "a.jsonl"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].startswith(
+        "a.jsonl:5: warning: negative case pt_005_q_neg: the engine returns 1 result(s); "
+        "first from layer rrf(porter+trigram): 'Feature flags"
+    )
+    assert out[2] == "0 errors, 2 warnings in 1 file"
