@@ -14,7 +14,7 @@ import pytest
 from ir_measures import nDCG
 
 from pytest_qualbench.engine import ALL_KINDS, Chunk, Engine, Result, SearchEngine
-from pytest_qualbench.fixtures import Entry, load_fixture_set
+from pytest_qualbench.fixtures import Entry, FixtureSet, load_fixture_set
 from pytest_qualbench.importers import (
     Collection,
     CollectionError,
@@ -347,6 +347,25 @@ def binary_qrels(path: Path, min_relevance: int) -> list[ir_measures.Qrel]:
     return [ir_measures.Qrel(q, d, int(int(grade) >= min_relevance)) for q, d, grade in rows]
 
 
+def ir_measures_ndcg(
+    fixture_set: FixtureSet, engine: SearchEngine, query_ids: Sequence[str]
+) -> dict[str, float]:
+    """nDCG@10 by ir-measures over the engine's document ranking and the raw qrels."""
+    ranking: list[ir_measures.ScoredDoc] = []
+    for entry in fixture_set.entries():
+        for case, query_id in zip(entry.cases, entry.metadata.get("query_ids", []), strict=True):
+            results = engine.search(case.query, limit=10, kinds=ALL_KINDS)
+            doc_ids = [result.source.removeprefix("coffee:") for result in results]
+            assert len(set(doc_ids)) == len(doc_ids), "one chunk per document"
+            ranking += [ir_measures.ScoredDoc(query_id, d, 10.0 - r) for r, d in enumerate(doc_ids)]
+    qrels = binary_qrels(COLLECTION / "qrels" / "test.tsv", 1)
+    qrels = [qrel for qrel in qrels if qrel.query_id in query_ids]
+    # ir-measures leaves out a query with no results; its nDCG is 0.
+    values = {query_id: 0.0 for query_id in query_ids}
+    values |= {m.query_id: m.value for m in ir_measures.iter_calc([nDCG @ 10], qrels, ranking)}
+    return values
+
+
 @pytest.mark.parametrize("engine_factory", [Engine, OverlapEngine], ids=["built-in", "overlap"])
 def test_round_trip_ndcg_equals_ir_measures_over_the_same_ranking(
     tmp_path: Path, engine_factory: Callable[[], SearchEngine]
@@ -355,19 +374,34 @@ def test_round_trip_ndcg_equals_ir_measures_over_the_same_ranking(
     assert main(["import", "beir", str(COLLECTION), "-o", str(output)]) == 0
     fixture_set = load_fixture_set([output], tmp_path)
     run = BenchRun(fixture_set, engine_factory=lambda content_type: engine_factory(), limit=10)
-    ours: dict[str, float | None] = {}
-    ranking: list[ir_measures.ScoredDoc] = []
-    for entry in fixture_set.entries():
-        for case, query_id in zip(entry.cases, entry.metadata.get("query_ids", []), strict=True):
-            ours[query_id] = run.run_case(case).metrics["ndcg@10"]
-            engine = run.corpus(case.content_type).engine
-            results = engine.search(case.query, limit=10, kinds=ALL_KINDS)
-            doc_ids = [result.source.removeprefix("coffee:") for result in results]
-            assert len(set(doc_ids)) == len(doc_ids), "one chunk per document"
-            ranking += [ir_measures.ScoredDoc(query_id, d, 10.0 - r) for r, d in enumerate(doc_ids)]
-    qrels = [q for q in binary_qrels(COLLECTION / "qrels" / "test.tsv", 1) if q.query_id in ours]
-    theirs = {query_id: 0.0 for query_id in ours}
-    theirs |= {m.query_id: m.value for m in ir_measures.iter_calc([nDCG @ 10], qrels, ranking)}
+    ours = {
+        query_id: run.run_case(case).metrics["ndcg@10"]
+        for entry in fixture_set.entries()
+        for case, query_id in zip(entry.cases, entry.metadata.get("query_ids", []), strict=True)
+    }
+    theirs = ir_measures_ndcg(fixture_set, run.corpus("plaintext").engine, list(ours))
     assert ours == pytest.approx(theirs, abs=1e-12)
     assert len(ours) == 9
     assert any(0.0 < value < 1.0 for value in theirs.values()), theirs
+
+
+def test_imported_collection_runs_end_to_end_and_its_report_agrees_with_ir_measures(
+    pytester: pytest.Pytester,
+) -> None:
+    fixtures = pytester.path / "bench_fixtures"
+    fixtures.mkdir()
+    assert main(["import", "beir", str(COLLECTION), "-o", str(fixtures / "coffee.jsonl")]) == 0
+    result = pytester.runpytest("--qualbench", "--qualbench-report=report.json")
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("passed", 0) + outcomes.get("failed", 0) == 9
+    report = json.loads((pytester.path / "report.json").read_text(encoding="utf-8"))
+    fixture_set = load_fixture_set([fixtures / "coffee.jsonl"], pytester.path)
+    query_of_case = {
+        case.case_id: query_id
+        for entry in fixture_set.entries()
+        for case, query_id in zip(entry.cases, entry.metadata.get("query_ids", []), strict=True)
+    }
+    ours = {query_of_case[c["case_id"]]: c["metrics"]["ndcg@10"] for c in report["cases"]}
+    engine = Engine()
+    engine.index(fixture_set.entries("plaintext"))
+    assert ours == pytest.approx(ir_measures_ndcg(fixture_set, engine, list(ours)), abs=1e-12)
