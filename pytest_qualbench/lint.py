@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
+from pytest_qualbench.engine.fuzzy import MIN_WORD_CHARS, max_edits
 from pytest_qualbench.engine.types import ALL_KINDS, DEFAULT_LIMIT
 from pytest_qualbench.fixtures import Case, Entry, FixtureSet
 from pytest_qualbench.runner import EngineFactory
@@ -27,7 +28,6 @@ WARNING = "warning"
 MIN_NEEDLE_CHARS = 4
 MIN_ENTRIES_PER_CONTENT_TYPE = 10
 MIN_JSON_RANK_CEILING = 5
-MIN_QUERY_WORD_CHARS = 3
 NAMED_ENTRIES_SHOWN = 5
 SNIPPET_CHARS = 60
 
@@ -256,7 +256,7 @@ def _vocabulary(entries: Sequence[Entry]) -> _Vocabulary:
     for word in document_frequency:
         for gram in trigrams(word):
             words_by_trigram[gram].add(word)
-    fuzzy_choices = sorted(w for w in document_frequency if len(w) >= MIN_QUERY_WORD_CHARS)
+    fuzzy_choices = sorted(w for w in document_frequency if len(w) >= MIN_WORD_CHARS)
     return _Vocabulary(document_frequency, words_by_trigram, fuzzy_choices)
 
 
@@ -268,15 +268,6 @@ def words(text: str) -> list[str]:
 def trigrams(word: str) -> set[str]:
     """Every 3-character window of a word."""
     return {word[start : start + 3] for start in range(len(word) - 2)}
-
-
-def max_edits(word: str) -> int:
-    """Edits the fuzzy layer allows: 1 up to 4 characters, 2 up to 12, 3 beyond (DESIGN.md 4)."""
-    if len(word) <= 4:
-        return 1
-    if len(word) <= 12:
-        return 2
-    return 3
 
 
 def _negative_vocabulary_findings(entries: Sequence[Entry]) -> list[LintFinding]:
@@ -302,7 +293,7 @@ def _negative_vocabulary_findings(entries: Sequence[Entry]) -> list[LintFinding]
 
 def _vocabulary_match(word: str, vocabulary: _Vocabulary) -> str | None:
     """Why the trigram or fuzzy layer would match this query word, or None when neither would."""
-    if len(word) < MIN_QUERY_WORD_CHARS:
+    if len(word) < MIN_WORD_CHARS:
         return None
     frequency = vocabulary.document_frequency
     grams = sorted(trigrams(word))

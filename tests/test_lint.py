@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,9 +16,9 @@ from pytest_qualbench.lint import (
     LintFinding,
     exit_status,
     lint_fixture_set,
-    max_edits,
 )
 from pytest_qualbench.qualbench_cli import main
+from tests.conftest import case, entry, jsonl
 
 # Ten distinct plaintext haystacks: enough entries that the corpus-size check stays quiet.
 TOPICS = (
@@ -48,47 +47,20 @@ NEEDLES = (
 )
 
 
-def entry(
-    entry_id: str,
-    haystack: str,
-    cases: Sequence[dict[str, Any]] = (),
-    content_type: str = "plaintext",
-) -> dict[str, Any]:
-    return {
-        "id": entry_id,
-        "content_type": content_type,
-        "haystack": haystack,
-        "source_label": f"label-{entry_id}",
-        "source_kind": "durable",
-        "cases": list(cases),
-    }
-
-
-def case(case_id: str, query: str, needles: Sequence[str], ceiling: int = 0) -> dict[str, Any]:
-    layer = "rrf(porter+trigram)" if needles else "none"
-    return {
-        "case_id": case_id,
-        "query": query,
-        "needles": list(needles),
-        "expected_layer": layer,
-        "expected_rank_ceiling": ceiling,
-    }
-
-
 def clean_entries(prefix: str = "pt", content_type: str = "plaintext") -> list[dict[str, Any]]:
     return [
         entry(
             f"{prefix}_{n:03}",
             topic,
-            [case(f"{prefix}_{n:03}_q1", needle.lower(), [needle])],
-            content_type,
+            [case(f"{prefix}_{n:03}_q1", needle.lower(), [needle], ceiling=0)],
+            content_type=content_type,
         )
         for n, (topic, needle) in enumerate(zip(TOPICS, NEEDLES, strict=True), start=1)
     ]
 
 
-def write_jsonl(path: Path, entries: Iterable[dict[str, Any]]) -> Path:
-    path.write_text("".join(json.dumps(e) + "\n" for e in entries), encoding="utf-8")
+def write_jsonl(path: Path, entries: Sequence[dict[str, Any]]) -> Path:
+    path.write_text(jsonl(entries), encoding="utf-8")
     return path
 
 
@@ -320,13 +292,6 @@ def test_short_query_words_are_not_matched(tmp_path: Path) -> None:
     assert lint_fixture_set(load(tmp_path, ("a.jsonl", entries))) == []
 
 
-@pytest.mark.parametrize(
-    ("word", "edits"), [("abc", 1), ("abcd", 1), ("abcde", 2), ("a" * 12, 2), ("a" * 13, 3)]
-)
-def test_max_edits_by_word_length(word: str, edits: int) -> None:
-    assert max_edits(word) == edits
-
-
 class StandInEngine:
     """Returns every indexed haystack that contains a query word: enough to answer negatives."""
 
@@ -393,7 +358,8 @@ def test_findings_are_sorted_by_file_then_line(tmp_path: Path) -> None:
     first = clean_entries()
     first[9]["cases"][0]["needles"] = ["nowhere to be found"]
     first[0]["cases"][0]["needles"] = ["nor here"]
-    second = [entry("b_001", "Alone in its file.", [case("b_001_q1", "alone", ["Alone"])], "json")]
+    alone = case("b_001_q1", "alone", ["Alone"], ceiling=0)
+    second = [entry("b_001", "Alone in its file.", [alone], content_type="json")]
     findings = lint_fixture_set(load(tmp_path, ("b.jsonl", second), ("a.jsonl", first)))
     assert [(f.path, f.line) for f in findings] == [("a.jsonl", 1), ("a.jsonl", 10), ("b.jsonl", 1)]
 
