@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -172,48 +172,15 @@ def build_fixtures(
 ) -> ImportOutcome:
     """One entry per document; one case per query, on the entry of its first relevant document."""
     position_of = _document_positions(collection.documents)
-    query_ids = {query.query_id for query in collection.queries}
-    dropped_judgments: Counter[str] = Counter()
-    relevant: dict[str, list[str]] = {}
-    unknown_relevant: set[str] = set()
-    seen: set[tuple[str, str]] = set()
-    for judgment in collection.judgments:
-        key = (judgment.query_id, judgment.doc_id)
-        reason = None
-        if key in seen:
-            reason = DUPLICATE_JUDGMENT
-        elif judgment.query_id not in query_ids:
-            reason = UNKNOWN_QUERY
-        elif judgment.relevance < min_relevance:
-            reason = BELOW_THRESHOLD
-        elif judgment.doc_id not in position_of:
-            reason = UNKNOWN_DOCUMENT
-            unknown_relevant.add(judgment.query_id)
-        seen.add(key)
-        if reason is None:
-            relevant.setdefault(judgment.query_id, []).append(judgment.doc_id)
-        else:
-            dropped_judgments[reason] += 1
-
-    haystacks = [document.haystack for document in collection.documents]
-    document_frequency = _document_frequency(haystacks)
-    # Exact duplicates have no unique window; knowing it up front spares a scan per word.
-    duplicated = {haystack for haystack, count in Counter(haystacks).items() if count > 1}
-    needles: dict[str, str | None] = {}
-    for doc_ids in relevant.values():
-        for doc_id in doc_ids:
-            position = position_of[doc_id]
-            if doc_id not in needles:
-                needles[doc_id] = (
-                    None
-                    if haystacks[position] in duplicated
-                    else unique_needle(position, haystacks, document_frequency)
-                )
-            if needles[doc_id] is None:
-                dropped_judgments[NO_NEEDLE] += 1
-
-    dropped_queries: Counter[str] = Counter()
+    relevant, unknown_relevant, dropped_judgments = _relevant_documents(
+        collection, position_of, min_relevance
+    )
+    needles = _needles(collection.documents, position_of, relevant)
+    dropped_judgments[NO_NEEDLE] += sum(
+        needles[doc_id] is None for doc_ids in relevant.values() for doc_id in doc_ids
+    )
     cases_by_document: dict[str, list[Query]] = {}
+    dropped_queries: Counter[str] = Counter()
     for query in collection.queries:
         judged = relevant.get(query.query_id, [])
         kept = [doc_id for doc_id in judged if needles[doc_id] is not None]
@@ -227,11 +194,11 @@ def build_fixtures(
             dropped_queries[NO_RELEVANT_DOCUMENT] += 1
 
     def case(entry_id: str, number: int, query: Query) -> dict[str, Any]:
-        doc_ids = relevant[query.query_id]
+        found = (needles[doc_id] for doc_id in relevant[query.query_id])
         return {
             "case_id": f"{entry_id}_q{number}",
             "query": query.text,
-            "needles": list(dict.fromkeys(n for d in doc_ids if (n := needles[d]) is not None)),
+            "needles": [needle for needle in found if needle is not None],
             "expected_layer": EXPECTED_LAYER,
             "expected_rank_ceiling": rank_ceiling,
         }
@@ -261,6 +228,60 @@ def build_fixtures(
         dropped_queries=_in_order(dropped_queries, QUERY_DROP_REASONS),
         dropped_judgments=_in_order(dropped_judgments, JUDGMENT_DROP_REASONS),
     )
+
+
+def _relevant_documents(
+    collection: Collection, position_of: Mapping[str, int], min_relevance: int
+) -> tuple[dict[str, list[str]], set[str], Counter[str]]:
+    """Relevant known documents per query, in qrels order, and what was dropped on the way.
+
+    Also returns the queries that judged an unknown document relevant, so a query left
+    with nothing can say why.
+    """
+    query_ids = {query.query_id for query in collection.queries}
+    relevant: dict[str, list[str]] = {}
+    unknown_relevant: set[str] = set()
+    dropped: Counter[str] = Counter()
+    seen: set[tuple[str, str]] = set()
+    for judgment in collection.judgments:
+        key = (judgment.query_id, judgment.doc_id)
+        if key in seen:
+            dropped[DUPLICATE_JUDGMENT] += 1
+        elif judgment.query_id not in query_ids:
+            dropped[UNKNOWN_QUERY] += 1
+        elif judgment.relevance < min_relevance:
+            dropped[BELOW_THRESHOLD] += 1
+        elif judgment.doc_id not in position_of:
+            dropped[UNKNOWN_DOCUMENT] += 1
+            unknown_relevant.add(judgment.query_id)
+        else:
+            relevant.setdefault(judgment.query_id, []).append(judgment.doc_id)
+        seen.add(key)
+    return relevant, unknown_relevant, dropped
+
+
+def _needles(
+    documents: Sequence[Document],
+    position_of: Mapping[str, int],
+    relevant: Mapping[str, Sequence[str]],
+) -> dict[str, str | None]:
+    """The needle of every relevant document, None where no unique one exists."""
+    haystacks = [document.haystack for document in documents]
+    document_frequency = _document_frequency(haystacks)
+    # Exact duplicates have no unique window; knowing it up front spares a scan per word.
+    duplicated = {haystack for haystack, count in Counter(haystacks).items() if count > 1}
+    needles: dict[str, str | None] = {}
+    for doc_ids in relevant.values():
+        for doc_id in doc_ids:
+            if doc_id in needles:
+                continue
+            position = position_of[doc_id]
+            needles[doc_id] = (
+                None
+                if haystacks[position] in duplicated
+                else unique_needle(position, haystacks, document_frequency)
+            )
+    return needles
 
 
 def unique_needle(
