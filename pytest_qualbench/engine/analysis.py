@@ -20,21 +20,17 @@ _TOKEN = re.compile(f"[{_CJK}]|(?:(?![{_CJK}])\\w)+")
 _WORD = re.compile(r"\w+")
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
+# A word list reads better as prose than as quoted strings.
 STOPWORDS = frozenset(
-    (
-        "a", "about", "above", "after", "again", "against", "all", "am", "an", "and", "any", "are",
-        "as", "at", "be", "because", "been", "before", "being", "below", "between", "both", "but",
-        "by", "can", "could", "did", "do", "does", "doing", "down", "during", "each", "few", "for",
-        "from", "further", "had", "has", "have", "having", "he", "her", "here", "hers", "herself",
-        "him", "himself", "his", "how", "i", "if", "in", "into", "is", "it", "its", "itself",
-        "just", "me", "more", "most", "my", "myself", "no", "nor", "not", "of", "off", "on",
-        "once", "only", "or", "other", "our", "ours", "ourselves", "out", "over", "own", "same",
-        "she", "should", "so", "some", "such", "than", "that", "the", "their", "theirs", "them",
-        "themselves", "then", "there", "these", "they", "this", "those", "through", "to", "too",
-        "under", "until", "up", "very", "was", "we", "were", "what", "when", "where", "which",
-        "while", "who", "whom", "why", "will", "with", "would", "you", "your", "yours", "yourself",
-        "yourselves",
-    )
+    """
+    a about above after again against all am an and any are as at be because been before being
+    below between both but by can could did do does doing down during each few for from further
+    had has have having he her here hers herself him himself his how i if in into is it its
+    itself just me more most my myself no nor not of off on once only or other our ours
+    ourselves out over own same she should so some such than that the their theirs them
+    themselves then there these they this those through to too under until up very was we were
+    what when where which while who whom why will with would you your yours yourself yourselves
+    """.split()  # noqa: SIM905
 )
 
 
@@ -48,10 +44,7 @@ def identifier_parts(word: str) -> list[str]:
     if "_" not in word and word[1:] == word[1:].lower():
         return []
     parts = [
-        piece
-        for segment in word.split("_")
-        for piece in _CAMEL_BOUNDARY.split(segment)
-        if piece
+        piece for segment in word.split("_") for piece in _CAMEL_BOUNDARY.split(segment) if piece
     ]
     return parts if len(parts) > 1 else []
 

@@ -190,10 +190,7 @@ class Engine:
 
         assert self._porter is not None and self._trigram is not None
         layers = (self._porter, self._trigram)
-        rankings = [
-            (layer.name, layer.search(query, visible, depth).tolist())
-            for layer in layers
-        ]
+        rankings = [(layer.name, layer.search(query, visible, depth).tolist()) for layer in layers]
         fused: list[Fused] = fuse(rankings, self.rrf_k)
         return [Ranked(item.doc, item.score, item.label) for item in fused]
 

@@ -170,8 +170,10 @@ def chunk_json(text: str, warn: Callable[[str], None]) -> list[Piece]:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
-        warn(f"invalid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
-             "indexed as plaintext")
+        warn(
+            f"invalid JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
+            "indexed as plaintext"
+        )
         return chunk_plaintext(text, warn)
     if len(text) <= MAX_CHUNK_CHARS:
         # Small documents stay verbatim, so a needle copied from the haystack matches

@@ -37,8 +37,11 @@ class Corrector:
 
     def nearest(self, word: str) -> str | None:
         matches = process.extract(
-            word, self.choices, scorer=Levenshtein.distance,
-            score_cutoff=max_edits(word), limit=None,
+            word,
+            self.choices,
+            scorer=Levenshtein.distance,
+            score_cutoff=max_edits(word),
+            limit=None,
         )
         if not matches:
             return None

@@ -43,8 +43,13 @@ class PorterLayer:
                 weight_column.append(frequency)
             lengths.append(sum(weighted.values()))
         self.index = PostingIndex(
-            term_column, doc_column, weight_column, term_count=len(self.term_ids),
-            doc_lengths=lengths, k1=k1, b=b,
+            term_column,
+            doc_column,
+            weight_column,
+            term_count=len(self.term_ids),
+            doc_lengths=lengths,
+            k1=k1,
+            b=b,
         )
 
     def knows(self, word: str) -> bool:

@@ -14,7 +14,11 @@ MakeEntry = Callable[..., Entry]
 @pytest.fixture
 def make_entry() -> MakeEntry:
     def make(
-        entry_id: str, content_type: str, haystack: str, *, kind: str = "durable",
+        entry_id: str,
+        content_type: str,
+        haystack: str,
+        *,
+        kind: str = "durable",
         source: str | None = None,
     ) -> Entry:
         return Entry(

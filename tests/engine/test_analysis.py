@@ -17,9 +17,17 @@ from pytest_qualbench.engine.analysis import (
 
 def test_identifiers_yield_their_parts_after_themselves() -> None:
     assert tokenize("maxIdleConns p99_latency_ms HTTPServer") == [
-        "maxidleconns", "max", "idle", "conns",
-        "p99_latency_ms", "p99", "latency", "ms",
-        "httpserver", "http", "server",
+        "maxidleconns",
+        "max",
+        "idle",
+        "conns",
+        "p99_latency_ms",
+        "p99",
+        "latency",
+        "ms",
+        "httpserver",
+        "http",
+        "server",
     ]
 
 

@@ -85,8 +85,7 @@ def test_porter_layer_with_title_weight_two_equals_rank_bm25_with_title_twice(qu
     layer = PorterLayer(chunks, k1=1.2, b=0.75, title_weight=2.0)
     # A title weight of 2 is the title's terms counted twice, in tf and in length.
     corpus = [
-        index_terms(text) + 2 * index_terms(title)
-        for text, title in zip(DOCS, TITLES, strict=True)
+        index_terms(text) + 2 * index_terms(title) for text, title in zip(DOCS, TITLES, strict=True)
     ]
     terms = list(dict.fromkeys(query_terms(query)))
     everything = np.arange(len(DOCS), dtype=np.int64)

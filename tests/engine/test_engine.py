@@ -13,13 +13,22 @@ from pytest_qualbench.fixtures import Entry
 from tests.engine.conftest import MakeEntry
 
 MARKDOWN = [
-    ("md_001", "# Database Guide\n\nHow the service talks to PostgreSQL.\n\n"
-               "## Connection Pool Settings\n\n`maxIdleConns` defaults to 10 and "
-               "`maxOpenConns` to 100.\n\n## Migrations\n\nRun migrations before deploy."),
-    ("md_002", "# Deployment\n\nBlue-green deployment with a configuration file per region.\n\n"
-               "## Rollback\n\nRoll back by switching the load balancer target."),
-    ("md_003", "# Caching\n\nRedis caches session tokens; eviction policy is allkeys-lru.\n\n"
-               "## Configuration\n\nSet `cacheTtlSeconds` in the service configuration."),
+    (
+        "md_001",
+        "# Database Guide\n\nHow the service talks to PostgreSQL.\n\n"
+        "## Connection Pool Settings\n\n`maxIdleConns` defaults to 10 and "
+        "`maxOpenConns` to 100.\n\n## Migrations\n\nRun migrations before deploy.",
+    ),
+    (
+        "md_002",
+        "# Deployment\n\nBlue-green deployment with a configuration file per region.\n\n"
+        "## Rollback\n\nRoll back by switching the load balancer target.",
+    ),
+    (
+        "md_003",
+        "# Caching\n\nRedis caches session tokens; eviction policy is allkeys-lru.\n\n"
+        "## Configuration\n\nSet `cacheTtlSeconds` in the service configuration.",
+    ),
     ("md_004", "# Logging\n\nStructured JSON logs, shipped to the collector every 5 seconds."),
 ]
 
@@ -104,11 +113,13 @@ def test_entry_order_does_not_change_rankings(make_entry: MakeEntry) -> None:
 
 def test_kinds_filter_visibility(make_entry: MakeEntry) -> None:
     engine = Engine()
-    engine.index([
-        make_entry("a", "plaintext", "shared needle durable", kind="durable"),
-        make_entry("b", "plaintext", "shared needle ephemeral", kind="ephemeral"),
-        make_entry("c", "plaintext", "shared needle session", kind="session"),
-    ])
+    engine.index(
+        [
+            make_entry("a", "plaintext", "shared needle durable", kind="durable"),
+            make_entry("b", "plaintext", "shared needle ephemeral", kind="ephemeral"),
+            make_entry("c", "plaintext", "shared needle session", kind="session"),
+        ]
+    )
     assert [r.source for r in engine.search("shared needle")] == ["bench-a", "bench-c"]
     assert len(engine.search("shared needle", kinds=ALL_KINDS)) == 3
     assert [r.source for r in engine.search("shared needle", kinds=["ephemeral"])] == ["bench-b"]
@@ -118,16 +129,20 @@ def test_equal_scores_tie_break_by_source_then_position(make_entry: MakeEntry) -
     engine = Engine()
     engine.index([make_entry(name, "plaintext", "same words", source=name) for name in "cab"])
     assert [(r.source, r.position) for r in engine.search("same words")] == [
-        ("a", 0), ("b", 0), ("c", 0),
+        ("a", 0),
+        ("b", 0),
+        ("c", 0),
     ]
 
 
 def test_shared_source_labels_get_distinct_positions(make_entry: MakeEntry) -> None:
     engine = Engine()
-    engine.index([
-        make_entry("x2", "plaintext", "one\n\ntwo", source="shared"),
-        make_entry("x1", "plaintext", "three", source="shared"),
-    ])
+    engine.index(
+        [
+            make_entry("x2", "plaintext", "one\n\ntwo", source="shared"),
+            make_entry("x1", "plaintext", "three", source="shared"),
+        ]
+    )
     assert [(c.entry_id, c.position) for c in engine.chunks()] == [("x1", 0), ("x2", 1), ("x2", 2)]
 
 
@@ -201,7 +216,6 @@ def test_entries_are_accepted_as_any_sequence(make_entry: MakeEntry) -> None:
     engine = Engine()
     engine.index(entries)
     assert [c.title for c in engine.chunks()] == ["turns 1-2"]
-
 
 
 @settings(max_examples=40, deadline=None)

@@ -23,7 +23,10 @@ def test_ties_break_by_doc_order_and_labels_name_the_layers() -> None:
     fused = fuse([("porter", [7, 8, 9]), ("trigram", [9, 5, 7])])
     assert [item.doc for item in fused] == [7, 9, 5, 8]
     assert [item.label for item in fused] == [
-        "rrf(porter+trigram)", "rrf(porter+trigram)", "trigram", "porter",
+        "rrf(porter+trigram)",
+        "rrf(porter+trigram)",
+        "trigram",
+        "porter",
     ]
 
 
