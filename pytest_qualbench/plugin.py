@@ -134,6 +134,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="what a missing or unreadable baseline does (default: warn)",
     )
     group.addoption(
+        "--qualbench-lint",
+        dest="qualbench_lint",
+        action="store_true",
+        help="lint the fixture set before running it (as `qualbench lint`); lint errors fail the run",
+    )
+    group.addoption(
         "--qualbench-html",
         dest="qualbench_html",
         metavar="PATH",
@@ -324,6 +330,18 @@ class QualbenchReporter:
         self.compare_lines: list[str] = []
         self.baseline: tuple[dict[str, Any], dict[str, Any]] | None = None
         self.html_line: str | None = None
+        self.lint_lines: list[str] = []
+        self.lint_failed = False
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if not self.config.option.qualbench_lint:
+            return
+        from pytest_qualbench.lint import has_errors, lint_fixture_set
+
+        bench_run = self.config.stash[bench_run_key]
+        findings = lint_fixture_set(self.fixture_set, bench_run.engine_factory)
+        self.lint_lines = [str(finding) for finding in findings] or ["no findings"]
+        self.lint_failed = has_errors(findings)
 
     def _case_of(self, nodeid: str) -> Case | None:
         path, _, name = nodeid.rpartition("::")
@@ -357,7 +375,11 @@ class QualbenchReporter:
             # Each worker indexed only the content types it ran: their warnings add up.
             warnings = set(self.engine["warnings"]) | set(engine["warnings"])
             lists_chunks = self.engine["lists_chunks"] and engine["lists_chunks"]
-            self.engine = {**self.engine, "warnings": sorted(warnings), "lists_chunks": lists_chunks}
+            self.engine = {
+                **self.engine,
+                "warnings": sorted(warnings),
+                "lists_chunks": lists_chunks,
+            }
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -378,7 +400,7 @@ class QualbenchReporter:
         )
         self.verdicts = check_floors(self.report, self.floors, enforced=full_run)
         write_report(self.report_path, self.report)
-        gate_failed = any(verdict.ok is False for verdict in self.verdicts)
+        gate_failed = self.lint_failed or any(verdict.ok is False for verdict in self.verdicts)
         baseline: str | None = self.config.option.qualbench_compare
         if baseline:
             gate_failed |= self._compare(self.config.invocation_params.dir / baseline, self.report)
@@ -464,6 +486,10 @@ class QualbenchReporter:
                 terminalreporter.write_line(verdict.describe(), red=True, bold=True)
         if self.html_line is not None:
             terminalreporter.write_line(self.html_line)
+        if self.lint_lines:
+            terminalreporter.write_sep("-", "qualbench lint")
+            for line in self.lint_lines:
+                terminalreporter.write_line(line)
         if self.compare_lines:
             terminalreporter.write_sep("-", "qualbench compare")
             for line in self.compare_lines:
