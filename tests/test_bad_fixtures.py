@@ -12,10 +12,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy  # noqa: F401
 import pytest
 
 from pytest_qualbench.fixtures import dataset_hash, load_fixture_file, load_fixture_set
 from tests.conftest import WriteFixture, case, entry, jsonl
+
+# numpy is imported above, at collection, on purpose: the built-in engine imports it
+# lazily, pytester's in-process runs drop modules first imported during the run, and
+# numpy refuses a second import in one process ("cannot load module more than once").
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "bad-input.md"
 

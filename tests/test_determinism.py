@@ -1,8 +1,9 @@
 """End to end: the same fixtures give the same report, whatever the run, order or hash seed.
 
 "The same" is `report.without_timings`: everything but the timestamp and the
-latencies. The built-in engine runs here, over fixtures written to tie: identical
-paragraphs in several sources, so only the (source, position) tie-break orders them.
+latencies. The built-in engine runs here, over fixtures written to tie: paragraphs
+that score alike in several sources, so only the (source, position) tie-break
+orders them.
 """
 
 from __future__ import annotations
@@ -10,10 +11,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import numpy  # noqa: F401
 import pytest
 
 from pytest_qualbench.report import without_timings
 from tests.conftest import WriteFixture, case, entry
+
+# numpy is imported above, at collection, on purpose: the built-in engine imports it
+# lazily, pytester's in-process runs drop modules first imported during the run, and
+# numpy refuses a second import in one process ("cannot load module more than once").
 
 RRF = "rrf(porter+trigram)"
 BOILERPLATE = "Retries use exponential backoff with jitter between attempts."
