@@ -28,8 +28,10 @@ from pytest_qualbench.fixtures import (
     SOURCE_KINDS,
     Entry,
     load_fixture_file,
+    load_fixture_set,
     parse_entry,
 )
+from tests import conftest
 
 # Loader ---------------------------------------------------------------------------
 
@@ -97,6 +99,47 @@ def test_any_bytes_load_into_entries_and_located_errors(tmp_path: Path, lines: l
     assert loaded.entries or loaded.errors
 
 
+@settings(
+    max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(
+        st.lists(st.tuples(st.sampled_from("abc"), st.lists(st.sampled_from("pqrs"), max_size=3))),
+        min_size=1,
+        max_size=3,
+    )
+)
+def test_the_first_of_each_id_and_case_id_is_kept_and_every_repeat_is_an_error(
+    tmp_path: Path, files: list[list[tuple[str, list[str]]]]
+) -> None:
+    """Random files of entries whose ids and case ids collide at random."""
+    paths = []
+    for number, entries in enumerate(files):
+        path = tmp_path / f"f{number}.jsonl"
+        written_entries = [
+            conftest.entry(entry_id, "h", [conftest.case(c, "q", ["h"]) for c in case_ids])
+            for entry_id, case_ids in entries
+        ]
+        path.write_text(conftest.jsonl(written_entries), encoding="utf-8")
+        paths.append(path)
+    written = [item for entries in files for item in entries]
+    kept_entries: list[tuple[str, list[str]]] = []
+    for entry_id, case_ids in written:
+        if entry_id not in [kept_id for kept_id, _ in kept_entries]:
+            kept_entries.append((entry_id, case_ids))
+    kept_case_ids = list(dict.fromkeys(c for _, case_ids in kept_entries for c in case_ids))
+
+    loaded = load_fixture_set(paths, tmp_path)
+    assert [e.id for e in loaded.entries()] == [entry_id for entry_id, _ in kept_entries]
+    assert [c.case_id for c in loaded.cases()] == kept_case_ids
+    repeats = [error for error in loaded.errors() if error.field in ("id", "case_id")]
+    # A repeated entry is one error; its cases go with it and are not counted again.
+    cases_in_kept_entries = sum(len(case_ids) for _, case_ids in kept_entries)
+    assert len(repeats) == (len(written) - len(kept_entries)) + (
+        cases_in_kept_entries - len(kept_case_ids)
+    )
+
+
 # Chunkers -------------------------------------------------------------------------
 
 STRUCTURE_LINES = (
@@ -104,9 +147,11 @@ STRUCTURE_LINES = (
     "Human: hello", "Assistant: hi", "Human:", "", "   ", "\t", "{", "}", "[1, 2]",
     '{"key": "value"}', "- item", "    indented code",
 )  # fmt: skip
-lines = st.lists(st.sampled_from(STRUCTURE_LINES) | st.text(max_size=60), max_size=40)
+structured_lines = st.lists(st.sampled_from(STRUCTURE_LINES) | st.text(max_size=60), max_size=40)
 haystacks = st.builds(
-    lambda parts, newline: newline.join(parts), lines, st.sampled_from(["\n", "\r\n", "\r"])
+    lambda parts, newline: newline.join(parts),
+    structured_lines,
+    st.sampled_from(["\n", "\r\n", "\r"]),
 )
 json_documents = st.builds(
     lambda value, padding: json.dumps({"padding": "p" * padding, "value": value}, indent=1),
