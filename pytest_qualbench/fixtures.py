@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -251,6 +252,7 @@ def parse_entry(raw: Any, path: str, line: int) -> tuple[Entry | None, list[Fixt
     errors += _check_string_fields(
         raw, ("id", "content_type", "source_label", "source_kind"), "", error
     )
+    errors += _check_id_characters(raw, "id", "", error)
     if "haystack" in raw and not isinstance(raw["haystack"], str):
         errors.append(error("haystack", f"expected a string, got {_json_type(raw['haystack'])}"))
     errors += _check_choice(raw, "content_type", CONTENT_TYPES, "", error)
@@ -333,6 +335,7 @@ def _parse_case(
     errors += _check_string_fields(
         raw_case, ("case_id", "query", "expected_layer"), prefix + ".", error
     )
+    errors += _check_id_characters(raw_case, "case_id", prefix + ".", error)
     errors += _check_choice(raw_case, "expected_layer", EXPECTED_LAYERS, prefix + ".", error)
     needles = raw_case.get("needles", [])
     if not isinstance(needles, list) or not all(isinstance(n, str) and n for n in needles):
@@ -409,6 +412,19 @@ def _check_string_fields(
         if name in raw and not (isinstance(raw[name], str) and raw[name].strip()):
             errors.append(error(prefix + name, f"expected a non-empty string, got {raw[name]!r}"))
     return errors
+
+
+def _check_id_characters(
+    raw: dict[str, Any], name: str, prefix: str, error: Any
+) -> list[FixtureError]:
+    # Ids become pytest node ids and report keys, shown in markdown tables and lists:
+    # a newline there breaks the line-based output and lets fixture text add markup.
+    value = raw.get(name)
+    if isinstance(value, str) and any(unicodedata.category(char) == "Cc" for char in value):
+        return [
+            error(prefix + name, f"expected no control characters (newline, tab), got {value!r}")
+        ]
+    return []
 
 
 def _check_choice(
