@@ -188,6 +188,13 @@ BAD_INPUTS = [
         ("bench.jsonl:2: source_label: expected a non-empty string, got '  '",),
     ),
     BadInput(
+        "control character in an id",
+        {"bench.jsonl": GOOD + line(with_case(case_id="md_002_q1\n## Injected"))},
+        (
+            "bench.jsonl:2: cases[0].case_id: expected no control characters (newline, tab), got 'md_002_q1\\n## Injected'",
+        ),
+    ),
+    BadInput(
         "mistyped rank ceiling",
         {
             "bench.jsonl": GOOD
