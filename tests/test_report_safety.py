@@ -1,4 +1,7 @@
-"""A crash while writing a report never leaves a partial report or a stray temporary file."""
+"""Report output survives hostile conditions: a crash mid-write, hostile fixture text.
+
+A crash while writing never leaves a partial report or a stray temporary file.
+"""
 
 from __future__ import annotations
 
@@ -153,3 +156,21 @@ def test_html_page_crash_halfway_keeps_the_previous_page(
         html_report.write_html(page, "<p>next</p>" * 1000)
     assert page.read_text(encoding="utf-8") == "<p>previous</p>"
     assert [p.name for p in tmp_path.iterdir()] == ["report.html"]
+
+
+def test_a_pipe_in_a_case_id_stays_inside_its_markdown_table_cell() -> None:
+    """qualstat's markdown escapes `|` in cells; a case id with one must not add a column."""
+    from pytest_qualbench.compare import compare_reports, render_comparison
+
+    data = Path(__file__).parent / "data" / "reports"
+    reports = [
+        json.loads((data / name).read_text(encoding="utf-8"))
+        for name in ("base.json", "head_regression.json")
+    ]
+    for report in reports:
+        for record in report["cases"]:
+            if record["case_id"] == "pt_002_q2":
+                record["case_id"] = "pt|002_q2"
+    markdown = render_comparison(compare_reports(*reports), "markdown")
+    rows = [line for line in markdown.splitlines() if "002_q2" in line and line.startswith("|")]
+    assert rows == ["| pt\\|002_q2 | - |", "| pt\\|002_q2 | 6 | 2 | +0.3333 |"]
