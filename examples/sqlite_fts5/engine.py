@@ -54,7 +54,8 @@ def query_terms(query: str) -> list[str]:
 
 def fts5_string(term: str) -> str:
     """An FTS5 string literal: the term in double quotes, inner quotes doubled (sqlite.org/fts5.html 3.1)."""
-    return '"' + term.replace('"', '""') + '"'
+    # SQLite ends a string at NUL ("unterminated string"), and no indexed text holds one.
+    return '"' + term.replace("\x00", "").replace('"', '""') + '"'
 
 
 def match_expression(terms: Sequence[str], operator: str) -> str:
