@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +20,9 @@ REASON = fts5_unsupported_reason()
 pytestmark = pytest.mark.skipif(REASON is not None, reason=REASON or "")
 
 ENGINE = "examples.sqlite_fts5.engine:Fts5Engine"
-SHIPPED = Path(__file__).parent.parent / "bench_fixtures"
+REPO = Path(__file__).parent.parent
+SHIPPED = REPO / "bench_fixtures"
+EXAMPLE_INI = REPO / "examples" / "sqlite_fts5" / "pytest.ini"
 
 
 def make_entry(entry_id: str, haystack: str, source_kind: str = "durable") -> Entry:
@@ -126,18 +127,19 @@ def test_selected_by_option_on_a_small_fixture_set(
     assert metadata["relevant_set"] == "chunks"
 
 
-@pytest.mark.skipif(not SHIPPED.is_dir(), reason="the shipped benchmark bench_fixtures/ is absent")
-def test_runs_the_shipped_benchmark(pytester: pytest.Pytester) -> None:
-    shutil.copytree(SHIPPED, pytester.path / "bench_fixtures")
+def test_its_ini_gates_the_shipped_benchmark(pytester: pytest.Pytester) -> None:
+    # The example's own ini: its engine, fixtures and floors; the report goes to tmp.
     result = pytester.runpytest(
-        "--qualbench", f"--qualbench-engine={ENGINE}", "--qualbench-checks=negative", "-q"
-    )
+        "-c", str(EXAMPLE_INI), "--qualbench", "--qualbench-report=report.json",
+        "-p", "no:cacheprovider", "-q",
+    )  # fmt: skip
     assert result.ret == pytest.ExitCode.OK
-    report = read_report(pytester)
-    shipped = sorted(SHIPPED.glob("*.jsonl"))
-    assert report["dataset_hash"] == dataset_hash(shipped, SHIPPED.parent)
+    result.stdout.fnmatch_lines(["floor hit@10: * vs 0.750 ok"])
+    report = json.loads((pytester.path / "report.json").read_text())
+    assert report["dataset_hash"] == dataset_hash(sorted(SHIPPED.glob("*.jsonl")), SHIPPED)
+    assert len(report["cases"]) == report["metadata"]["selection"]["cases_in_fixture_set"]
     assert report["negatives"]["negative_pass"] == 1.0
-    # Measured 0.776: every non-typo case is found; typo cases need a fuzzy layer.
+    # Measured 0.776: every case without a typo is found; typo cases need a fuzzy layer.
     assert report["overall"]["hit@10"] >= 0.75
     assert report["by_layer"]["rrf(porter+trigram)"]["hit@10"] >= 0.95
     assert report["by_layer"]["fuzzy+rrf(porter+trigram)"]["layer_accuracy"] == 0.0
