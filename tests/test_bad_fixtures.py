@@ -33,25 +33,26 @@ def good(entry_id: str = "md_001") -> dict[str, Any]:
     return entry(entry_id, "alpha beta", [case(f"{entry_id}_q1", "alpha", ["alpha"])])
 
 
-def with_case(entry_id: str = "md_002", **changes: Any) -> dict[str, Any]:
-    """A good entry whose one case has some fields replaced (a value of ... deletes the field)."""
-    broken = good(entry_id)
+def replaced(record: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """`record` with fields replaced in place; a value of ... deletes the field."""
     for name, value in changes.items():
         if value is ...:
-            del broken["cases"][0][name]
+            del record[name]
         else:
-            broken["cases"][0][name] = value
+            record[name] = value
+    return record
+
+
+def with_case(entry_id: str = "md_002", **changes: Any) -> dict[str, Any]:
+    """A good entry whose one case has some fields replaced or deleted."""
+    broken = good(entry_id)
+    replaced(broken["cases"][0], changes)
     return broken
 
 
 def with_entry(**changes: Any) -> dict[str, Any]:
-    broken = good("md_002")
-    for name, value in changes.items():
-        if value is ...:
-            del broken[name]
-        else:
-            broken[name] = value
-    return broken
+    """A good entry with some top-level fields replaced or deleted."""
+    return replaced(good("md_002"), changes)
 
 
 def negative(**changes: Any) -> dict[str, Any]:
