@@ -519,12 +519,6 @@ def test_five_megabyte_haystack_is_searched(
     pytester.runpytest("--qualbench").assert_outcomes(passed=1)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine/chunking.py: chunk_json and is_json catch only json.JSONDecodeError; a JSON "
-    "haystack nested ~3000 deep makes json.loads raise RecursionError, indexing the content "
-    "type fails, and every case of that type errors",
-)
 def test_deeply_nested_json_haystack_does_not_take_down_its_content_type(
     pytester: pytest.Pytester, write_fixture: WriteFixture
 ) -> None:

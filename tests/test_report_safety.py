@@ -89,12 +89,6 @@ def test_interrupt_during_the_write_keeps_the_previous_report(
     assert_previous_report_intact(target)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="report.write_text_atomic: tempfile.mkstemp creates the file 0600 and os.replace keeps "
-    "that mode, so report.json (and the HTML page, written the same way) is unreadable to other "
-    "users; a plain write under umask 022 gives 0644",
-)
 def test_report_file_gets_the_usual_permissions(tmp_path: Path) -> None:
     previous_umask = os.umask(0o022)
     try:
@@ -118,12 +112,6 @@ class FileNameEngine:
 """
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="report.write_report: json.dumps(ensure_ascii=False) keeps a lone surrogate that a "
-    "custom engine returned (e.g. an os.fsdecode'd title); writing it as UTF-8 raises "
-    "UnicodeEncodeError and the session ends in INTERNALERROR without a report",
-)
 def test_a_lone_surrogate_from_a_custom_engine_does_not_lose_the_report(
     pytester: pytest.Pytester, write_fixture: WriteFixture
 ) -> None:
