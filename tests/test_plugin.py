@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from pytest_qualbench.fixtures import dataset_hash
 from pytest_qualbench.report import without_timings
 from tests.conftest import WriteFixture, case, entry
 
@@ -299,6 +300,7 @@ def test_report_schema(pytester: pytest.Pytester) -> None:
     assert report["metadata"]["engine"] == {
         "name": "wordengine:WordEngine",
         "config": {"kind": "word"},
+        "warnings": [],
     }
     assert report["metadata"]["relevant_set"] == "chunks"
     assert sorted(report["overall"]) == sorted(
@@ -341,6 +343,19 @@ def test_hash_changes_with_one_byte(pytester: pytest.Pytester) -> None:
         read_report(pytester, "a.json")["dataset_hash"]
         != read_report(pytester, "b.json")["dataset_hash"]
     )
+
+
+@pytest.mark.usefixtures("bench")
+def test_unrelated_jsonl_under_testpaths_stays_out_of_the_fixture_set(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeini("[pytest]\nqualbench_engine = wordengine:WordEngine\ntestpaths = tests\n")
+    data = pytester.path / "tests" / "data"
+    data.mkdir(parents=True)
+    (data / "queries.jsonl").write_text('{"_id": "q1", "text": "not a fixture"}\n')
+    pytester.runpytest("--qualbench").assert_outcomes(passed=5)
+    fixture_files = sorted((pytester.path / "bench_fixtures").glob("*.jsonl"))
+    assert read_report(pytester)["dataset_hash"] == dataset_hash(fixture_files, pytester.path)
 
 
 @pytest.mark.usefixtures("bench")
@@ -410,3 +425,26 @@ def test_empty_cases_entry_is_indexed_but_asks_nothing(
     pytester.runpytest("--qualbench").assert_outcomes(passed=1)
     record = read_report(pytester)["cases"][0]
     assert record["result_count"] == 2
+
+
+def test_lint_at_collection_time(pytester: pytest.Pytester, write_fixture: WriteFixture) -> None:
+    write_fixture(
+        "plaintext.jsonl",
+        [
+            entry(
+                "txt_001",
+                "alpha beta",
+                [case("txt_001_q1", "alpha", ["gamma"]), case("txt_001_q_neg", "alpha", [])],
+                content_type="plaintext",
+            )
+        ],
+    )
+    result = pytester.runpytest("--qualbench", "--qualbench-lint")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "*- qualbench lint -*",
+            "bench_fixtures/plaintext.jsonl:1: error: *gamma*",
+            "bench_fixtures/plaintext.jsonl:1: warning: *txt_001_q_neg*",
+        ]
+    )
