@@ -18,7 +18,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-BASE_ARGS = ("-q", "-p", "no:cacheprovider")
+# hypothesis (about 1 s of imports) and pytest-benchmark are this project's dev tools,
+# installed beside the plugin; both arms of every comparison run without them, so
+# their start-up noise does not drown the differences measured here.
+BASE_ARGS = ("-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:benchmark")
 TRIVIAL_TEST = "def test_{number}():\n    assert {number} == {number}\n"
 
 

@@ -15,8 +15,10 @@ from benchmarks.pytest_runs import (
 )
 
 FIXTURES = Path(__file__).resolve().parent.parent / "bench_fixtures"
+# A qualbench run takes seconds; a trivial suite's run well under one, so it can repeat more.
 REPEATS = 3
-IDLE_REPEATS = 10
+TRIVIAL_REPEATS = 7
+IDLE_REPEATS = 20
 PER_CASE_TARGET = 1.5
 IDLE_TARGET_MS = 50.0
 UNRELATED_SUITE_SIZE = 20
@@ -28,8 +30,8 @@ def test_plugin_cost_per_case(tmp_path: Path, ledger: Ledger) -> None:
     one_case = single_case_fixtures(FIXTURES, tmp_path / "one_case_fixtures")
     single = qualbench_run(tmp_path / "single", one_case, REPEATS)
     plugin_ms = per_item_ms(full.own_ms, single.own_ms, full.cases)
-    many_items = fastest_ms(write_trivial_suite(tmp_path / "many", full.cases), [], REPEATS)
-    one_item = fastest_ms(write_trivial_suite(tmp_path / "one", 1), [], REPEATS)
+    many_items = fastest_ms(write_trivial_suite(tmp_path / "many", full.cases), [], TRIVIAL_REPEATS)
+    one_item = fastest_ms(write_trivial_suite(tmp_path / "one", 1), [], TRIVIAL_REPEATS)
     pytest_ms = per_item_ms(many_items, one_item, full.cases)
     ledger.notes.append(
         f"plugin own cost per case {plugin_ms:.3f} ms vs pytest per item {pytest_ms:.3f} ms "
