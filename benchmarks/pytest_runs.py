@@ -1,6 +1,8 @@
 """Whole pytest runs in a subprocess, timed: the plugin's own cost and its idle cost.
 
-Every run gets its own directory with an empty pytest.ini, so the project's own
+Runs may write bytecode even where PYTHONDONTWRITEBYTECODE is set (it is on this
+machine): an installed plugin has its .pyc files, and compiling every module on
+every run would be measured as the plugin's cost. Every run gets its own directory with an empty pytest.ini, so the project's own
 pytest settings never leak in, and `-p no:cacheprovider` so no run warms the
 next. Wall times take the minimum over repeats: on a shared machine the
 minimum is the run least disturbed by others.
@@ -9,6 +11,7 @@ minimum is the run least disturbed by others.
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -48,10 +51,12 @@ def per_item_ms(many_ms: float, one_ms: float, many: int) -> float:
 def run_pytest(directory: Path, args: Sequence[str]) -> float:
     """Wall milliseconds of one pytest run in directory (its exit status is not judged here)."""
     (directory / "pytest.ini").write_text("[pytest]\n")
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     started = time.perf_counter()
     subprocess.run(
         [sys.executable, "-m", "pytest", *BASE_ARGS, *args],
         cwd=directory,
+        env=environment,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         check=False,
@@ -108,6 +113,9 @@ def single_case_fixtures(fixtures: Path, directory: Path) -> Path:
 
 def idle_overhead_ms(directory: Path, repeats: int) -> float:
     """Median paired difference of a plain run with and without the plugin loaded."""
+    # One run of each first, so both arms find their bytecode cached.
+    run_pytest(directory, [])
+    run_pytest(directory, ["-p", "no:qualbench"])
     differences = [
         run_pytest(directory, []) - run_pytest(directory, ["-p", "no:qualbench"])
         for _ in range(repeats)
