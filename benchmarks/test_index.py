@@ -28,7 +28,8 @@ def test_index_build(
         workbench.build, args=(scale, side), rounds=BUILD_ROUNDS[scale], iterations=1
     )
     assert benchmark.stats is not None
-    seconds = benchmark.stats.stats.median
+    # The fastest round: the first one also pays one-off imports (nltk) and cold memos.
+    seconds = benchmark.stats.stats.min
     benchmark.extra_info["chunks"] = SCALES[scale]
     ledger.record(scale, BUILD_S, side, seconds)
 
