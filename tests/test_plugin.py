@@ -289,6 +289,7 @@ def test_report_schema(pytester: pytest.Pytester) -> None:
     assert sorted(report) == [
         "by_content_type", "by_layer", "cases", "dataset_hash", "failures", "floors",
         "latency", "metadata", "metric_version", "negatives", "overall", "schema_version",
+        "token_cost",
     ]  # fmt: skip
     assert report["schema_version"] == 1
     assert report["metric_version"] == 1

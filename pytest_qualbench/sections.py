@@ -1,0 +1,110 @@
+"""The report's optional sections, computed on the controller once the cases ran.
+
+`rankers` (head-to-head table), `token_cost` and `start_times` all reuse the
+session's `BenchRun`: the engine it indexed per content type (built here on
+an xdist controller, which indexes nothing while the workers run) and the
+chunks that engine made. The plugin only decides which sections are wanted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pytest_qualbench.engine.types import ALL_KINDS, Chunk, SearchEngine
+from pytest_qualbench.fixtures import Case
+from pytest_qualbench.head_to_head import head_to_head
+from pytest_qualbench.rankers import RankerFactory
+from pytest_qualbench.runner import BenchRun
+from pytest_qualbench.start_times import start_times
+from pytest_qualbench.tokens import token_cost, token_counter
+
+
+@dataclass(frozen=True)
+class SectionOptions:
+    """What the command line asked for beyond the main report."""
+
+    rankers: tuple[tuple[str, RankerFactory], ...]
+    tokens_k: int
+    start_times: bool
+    # None when a conftest hook makes the engines: a fresh process cannot rebuild those.
+    engine_spec: str | None
+    cache_dir: Path
+    root: Path
+
+
+def extra_sections(
+    bench_run: BenchRun, cases: Sequence[Case], options: SectionOptions
+) -> dict[str, Any]:
+    """The wanted sections over the cases that ran, keyed by their report name."""
+    positives = sorted((case for case in cases if not case.is_negative), key=lambda c: c.case_id)
+    wanted: dict[str, Callable[[], dict[str, Any]]] = {}
+    if positives and options.rankers:
+        wanted["rankers"] = lambda: rankers_section(bench_run, positives, options.rankers)
+    if positives and options.tokens_k > 0:
+        wanted["token_cost"] = lambda: token_cost_section(bench_run, positives, options.tokens_k)
+    if positives and options.start_times:
+        wanted["start_times"] = lambda: start_times_section(bench_run, positives, options)
+    return {name: guarded(compute) for name, compute in wanted.items()}
+
+
+def guarded(compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+    """The section, or {"skipped": the exception} when computing it raised."""
+    # An engine or ranker that raises must not cost the run its report; the
+    # engine's own cases already failed with its traceback.
+    try:
+        return compute()
+    except Exception as exc:
+        return {"skipped": f"{type(exc).__name__}: {exc}"}
+
+
+def token_cost_section(bench_run: BenchRun, positives: Sequence[Case], k: int) -> dict[str, Any]:
+    """Token cost of the benchmarked engine's top k results per positive case."""
+
+    def top_texts(case: Case) -> list[str]:
+        engine = bench_run.corpus(case.content_type).engine
+        return [result.text for result in engine.search(case.query, limit=k, kinds=ALL_KINDS)]
+
+    return token_cost(
+        positives, bench_run.fixture_set.entries, top_texts, k=k, counter=token_counter()
+    )
+
+
+def rankers_section(
+    bench_run: BenchRun, positives: Sequence[Case], rankers: Sequence[tuple[str, RankerFactory]]
+) -> dict[str, Any]:
+    """The head-to-head table, or why it could not be made."""
+    names = [name for name, _ in rankers]
+
+    def corpus_of(content_type: str) -> tuple[SearchEngine, tuple[Chunk, ...]]:
+        engine = bench_run.corpus(content_type).engine
+        list_chunks = getattr(engine, "chunks", None)
+        assert callable(list_chunks), "checked below before any ranker runs"
+        return engine, tuple(list_chunks())
+
+    if not all(
+        callable(getattr(bench_run.corpus(case.content_type).engine, "chunks", None))
+        for case in positives
+    ):
+        return {"rankers": names, "skipped": "the engine cannot list its chunks (no chunks())"}
+    return head_to_head(positives, corpus_of, rankers)
+
+
+def start_times_section(
+    bench_run: BenchRun, positives: Sequence[Case], options: SectionOptions
+) -> dict[str, Any]:
+    """Cold and seeded start per content type, first positive case's query (by case_id)."""
+    if options.engine_spec is None:
+        return {"skipped": "engines come from the pytest_qualbench_make_engine hook"}
+    first_queries: dict[str, str] = {}
+    for case in positives:
+        first_queries.setdefault(case.content_type, case.query)
+    return start_times(
+        first_queries,
+        engine_spec=options.engine_spec,
+        fixture_paths=[fixture_file.path for fixture_file in bench_run.fixture_set.files],
+        root=options.root,
+        cache_dir=options.cache_dir,
+    )
