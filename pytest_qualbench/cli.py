@@ -17,12 +17,20 @@ from pytest_qualbench.compare import (
     IncomparableReports,
     ReportError,
     compare_reports,
+    comparison_to_json,
     load_report,
     parse_fail_on,
     render_comparison,
     render_report,
     with_overrides,
 )
+from pytest_qualbench.html_report import (
+    HtmlExtraMissing,
+    MixedDatasets,
+    order_by_timestamp,
+    render_html,
+)
+from pytest_qualbench.report import write_text_atomic
 
 EXIT_USAGE = 2
 
@@ -36,19 +44,43 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="exit status: 0 clean, 1 regression, 2 usage error, unreadable or "
         "incomparable reports",
     )
-    parser.add_argument("base", type=Path, metavar="REPORT",
-                        help="a report to show, or the base of a comparison")
-    parser.add_argument("head", type=Path, nargs="?", metavar="HEAD",
-                        help="the report to compare against REPORT")
-    parser.add_argument("--format", dest="fmt", choices=FORMATS, default="text",
-                        help="output format (markdown suits a pull request comment)")
-    parser.add_argument("--intersect", action="store_true",
-                        help="compare only the cases both reports ran, even across "
-                        "different fixture sets, and list the added and removed ones")
-    parser.add_argument("--fail-on", dest="fail_on", type=parse_fail_on, action="append",
-                        default=[], metavar="METRIC:DELTA",
-                        help="regress when METRIC drops by more than DELTA (0 = any drop); "
-                        "repeatable; overrides the default rule of that metric")
+    parser.add_argument(
+        "reports",
+        type=Path,
+        nargs="+",
+        metavar="REPORT",
+        help="one report to show; BASE HEAD to compare; with --format html, any number for a trend",
+    )
+    parser.add_argument(
+        "--format",
+        dest="fmt",
+        choices=(*FORMATS, "html"),
+        default="text",
+        help="output format (markdown suits a pull request comment; html is a self-contained page)",
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        metavar="PATH",
+        help="write the output to PATH instead of standard output",
+    )
+    parser.add_argument(
+        "--intersect",
+        action="store_true",
+        help="compare only the cases both reports ran, even across "
+        "different fixture sets, and list the added and removed ones",
+    )
+    parser.add_argument(
+        "--fail-on",
+        dest="fail_on",
+        type=parse_fail_on,
+        action="append",
+        default=[],
+        metavar="METRIC:DELTA",
+        help="regress when METRIC drops by more than DELTA (0 = any drop); "
+        "repeatable; overrides the default rule of that metric",
+    )
     return parser
 
 
@@ -61,27 +93,46 @@ def main(argv: Sequence[str] | None = None) -> int:
         # argparse exits on --help and on usage errors; returning the status keeps
         # main() callable from tests and `python -m pytest_qualbench compare`.
         return exit_request.code if isinstance(exit_request.code, int) else EXIT_USAGE
-    if args.head is None and (args.intersect or args.fail_on):
-        print("qualstat: error: --intersect and --fail-on need two reports",
-              file=sys.stderr)
-        return EXIT_USAGE
+    paths: list[Path] = args.reports
+    if len(paths) > 2 and args.fmt != "html":
+        return usage_error("more than two reports make a trend: use --format html")
+    if len(paths) == 1 and (args.intersect or args.fail_on):
+        return usage_error("--intersect and --fail-on need two reports")
     try:
-        base = load_report(args.base)
-        if args.head is None:
-            print(render_report(base, args.fmt), end="")
-            return 0
-        comparison = compare_reports(
-            base,
-            load_report(args.head),
-            rules=with_overrides(DEFAULT_RULES, args.fail_on),
-            intersect=args.intersect,
-        )
+        reports = [load_report(path) for path in paths]
+        comparison = None
+        if len(reports) >= 2:
+            comparison = compare_reports(
+                reports[-2] if args.fmt != "html" else order_by_timestamp(reports)[-2],
+                reports[-1] if args.fmt != "html" else order_by_timestamp(reports)[-1],
+                rules=with_overrides(DEFAULT_RULES, args.fail_on),
+                intersect=args.intersect,
+            )
     except ReportError as error:
-        print(f"qualstat: error: {error}", file=sys.stderr)
-        return EXIT_USAGE
+        return usage_error(str(error))
     except IncomparableReports as refusal:
-        print(f"qualstat: refusing to compare {args.base} with {args.head}: {refusal}",
-              file=sys.stderr)
-        return EXIT_USAGE
-    print(render_comparison(comparison, args.fmt), end="")
-    return comparison.exit_code
+        shown = " with ".join(str(path) for path in paths)
+        return usage_error(f"refusing to compare {shown}: {refusal}")
+    if args.fmt == "html":
+        try:
+            output = render_html(
+                reports,
+                comparison=None if comparison is None else comparison_to_json(comparison),
+                intersect=args.intersect,
+            )
+        except (HtmlExtraMissing, MixedDatasets) as error:
+            return usage_error(str(error))
+    elif comparison is None:
+        output = render_report(reports[0], args.fmt)
+    else:
+        output = render_comparison(comparison, args.fmt)
+    if args.output is None:
+        print(output, end="")
+    else:
+        write_text_atomic(args.output, output)
+    return 0 if comparison is None else comparison.exit_code
+
+
+def usage_error(message: str) -> int:
+    print(f"qualstat: error: {message}", file=sys.stderr)
+    return EXIT_USAGE

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_qualbench.fixtures import CONTENT_TYPES
+from pytest_qualbench.metrics import ALL_METRIC_NAMES
 
 SUPPORTED_SCHEMA_VERSION = 1
 ROUNDS = 10_000
@@ -41,26 +42,19 @@ FLOAT_SLACK = 1e-9
 
 # Display order of docs/report-format.md; metrics a later metric_version adds
 # follow alphabetically.
-METRIC_ORDER = (
-    "hit@1",
-    "hit@3",
-    "hit@5",
-    "hit@10",
-    "precision@1",
-    "recall@5",
-    "recall@10",
-    "mrr",
-    "ndcg@10",
-    "context_recall",
-    "rank_ceiling_pass",
-    "layer_accuracy",
-    "negative_pass",
-)
+METRIC_ORDER = ALL_METRIC_NAMES
 # A case either gets every needle / the right layer / an empty negative result or
 # not, so these metrics have no noise to tolerate: any drop is a lost case.
 STRICT_METRICS = ("context_recall", "layer_accuracy", "negative_pass")
-REQUIRED_KEYS = ("schema_version", "metric_version", "dataset_hash", "overall",
-                 "by_content_type", "negatives", "cases")
+REQUIRED_KEYS = (
+    "schema_version",
+    "metric_version",
+    "dataset_hash",
+    "overall",
+    "by_content_type",
+    "negatives",
+    "cases",
+)
 REQUIRED_CASE_KEYS = ("case_id", "content_type", "negative", "rank", "metrics", "passed")
 
 
@@ -84,8 +78,7 @@ class Rule:
 
 
 DEFAULT_RULES = tuple(
-    Rule(metric, 0.0 if metric in STRICT_METRICS else TOLERANT_MAX_DROP)
-    for metric in METRIC_ORDER
+    Rule(metric, 0.0 if metric in STRICT_METRICS else TOLERANT_MAX_DROP) for metric in METRIC_ORDER
 )
 
 
@@ -208,8 +201,10 @@ def report_problem(report: Any) -> str | None:
     if missing:
         return f"not a qualbench report: missing {', '.join(missing)}"
     if report["schema_version"] != SUPPORTED_SCHEMA_VERSION:
-        return (f"schema_version {report['schema_version']!r} is not supported "
-                f"(this qualstat reads {SUPPORTED_SCHEMA_VERSION})")
+        return (
+            f"schema_version {report['schema_version']!r} is not supported "
+            f"(this qualstat reads {SUPPORTED_SCHEMA_VERSION})"
+        )
     if not isinstance(report["cases"], list):
         return "cases: expected a list"
     for index, case in enumerate(report["cases"]):
@@ -258,8 +253,10 @@ def metric_regression(change: MetricChange, rule: Rule) -> Regression | None:
     if delta is None or delta >= -rule.max_drop - FLOAT_SLACK:
         return None
     allowed = "any drop fails" if rule.max_drop == 0 else f"allowed {rule.max_drop:g}"
-    detail = (f"{change.base:.4f} -> {change.head:.4f} ({delta:+.4f}; {allowed}; "
-              f"p={format_p(change.p_value)})")
+    detail = (
+        f"{change.base:.4f} -> {change.head:.4f} ({delta:+.4f}; {allowed}; "
+        f"p={format_p(change.p_value)})"
+    )
     return Regression(change.subject, detail)
 
 
@@ -297,7 +294,7 @@ def paired_randomization_p_value(
     # Each random byte flips the signs of one block of eight differences; a table
     # per block holds the signed sum for all 256 patterns, so a round costs one
     # lookup per eight cases instead of one operation per case.
-    blocks = [nonzero[start:start + 8] for start in range(0, len(nonzero), 8)]
+    blocks = [nonzero[start : start + 8] for start in range(0, len(nonzero), 8)]
     tables = [sign_pattern_sums(block) for block in blocks]
     extreme = 0
     for _ in range(rounds):
@@ -333,8 +330,7 @@ def bootstrap_interval(
     # distribution as `size` uniform draws, at the cost of the changed cases only.
     changed_draws = binomial_cdf(size, len(nonzero) / size)
     means = sorted(
-        math.fsum(rng.choices(nonzero, k=bisect.bisect_left(changed_draws, rng.random())))
-        / size
+        math.fsum(rng.choices(nonzero, k=bisect.bisect_left(changed_draws, rng.random()))) / size
         for _ in range(resamples)
     )
     tail = (1.0 - confidence) / 2.0
@@ -348,8 +344,13 @@ def binomial_cdf(trials: int, probability: float) -> list[float]:
     log_p, log_q = math.log(probability), math.log1p(-probability)
     log_n = math.lgamma(trials + 1)
     masses = (
-        math.exp(log_n - math.lgamma(k + 1) - math.lgamma(trials - k + 1)
-                 + k * log_p + (trials - k) * log_q)
+        math.exp(
+            log_n
+            - math.lgamma(k + 1)
+            - math.lgamma(trials - k + 1)
+            + k * log_p
+            + (trials - k) * log_q
+        )
         for k in range(trials + 1)
     )
     cumulative = list(itertools.accumulate(masses))
@@ -408,11 +409,13 @@ def compare_reports(
     )
     newly_failing = tuple(
         CaseFlip(h["case_id"], failure_types(head, h["case_id"]))
-        for b, h in pairs if b["passed"] and not h["passed"]
+        for b, h in pairs
+        if b["passed"] and not h["passed"]
     )
     newly_passing = tuple(
         CaseFlip(b["case_id"], failure_types(base, b["case_id"]))
-        for b, h in pairs if h["passed"] and not b["passed"]
+        for b, h in pairs
+        if h["passed"] and not b["passed"]
     )
     regressions = metric_regressions(changes, rules) + tuple(
         Regression(flip.case_id, f"newly failing ({', '.join(flip.failures) or 'failed'})")
@@ -504,7 +507,8 @@ def scope_metrics(base: Mapping[str, Any], head: Mapping[str, Any], scope: str) 
 def metric_names(aggregates: Mapping[str, Any]) -> set[str]:
     """The keys of an aggregate table that hold a metric value (a number or null)."""
     return {
-        name for name, value in aggregates.items()
+        name
+        for name, value in aggregates.items()
         if name != "cases" and (value is None or type(value) in (int, float))
     }
 
@@ -538,15 +542,15 @@ def metric_change(
         head_value = aggregate_value(head, scope, metric)
     changed_cases = sum(1 for d in differences if d != 0)
     if not changed_cases:
-        return MetricChange(scope, metric, base_value, head_value, len(values), 0,
-                            None, None, None)
+        return MetricChange(scope, metric, base_value, head_value, len(values), 0, None, None, None)
     # One generator per scope and metric, so a p-value never depends on which
     # other scopes or metrics were compared before it.
     rng = random.Random(f"{seed}/{scope}/{metric}")
     p_value = paired_randomization_p_value(differences, rng)
     ci_low, ci_high = bootstrap_interval(differences, rng)
-    return MetricChange(scope, metric, base_value, head_value, len(values), changed_cases,
-                        p_value, ci_low, ci_high)
+    return MetricChange(
+        scope, metric, base_value, head_value, len(values), changed_cases, p_value, ci_low, ci_high
+    )
 
 
 def failure_types(report: Mapping[str, Any], case_id: str) -> tuple[str, ...]:
@@ -611,8 +615,9 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]], fmt: str) -> st
     if fmt == "markdown":
         lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
         # A literal pipe inside a cell would end it; layer names never hold one, JSON might.
-        lines += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |"
-                  for row in rows]
+        lines += [
+            "| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows
+        ]
         return "\n".join(lines)
     widths = [max(len(cell) for cell in column) for column in zip(headers, *rows, strict=True)]
     return "\n".join(
@@ -631,15 +636,32 @@ def heading(title: str, fmt: str, level: int = 3) -> str:
 def change_row(change: MetricChange, regressed: set[str]) -> list[str]:
     """One table row of a metric change; `~` where no case changed."""
     if not change.changed:
-        return [change.metric, format_value(change.base), format_value(change.head),
-                "~", "", "", ""]
+        return [
+            change.metric,
+            format_value(change.base),
+            format_value(change.head),
+            "~",
+            "",
+            "",
+            "",
+        ]
     delta = "n/a" if change.delta is None else f"{change.delta:+.4f}"
-    interval = ("" if change.ci_low is None or change.ci_high is None
-                else f"[{change.ci_low:+.4f}, {change.ci_high:+.4f}]")
+    interval = (
+        ""
+        if change.ci_low is None or change.ci_high is None
+        else f"[{change.ci_low:+.4f}, {change.ci_high:+.4f}]"
+    )
     p_text = format_p(change.p_value) + (" *" if change.significant else "")
     verdict = "REGRESSION" if change.subject in regressed else ""
-    return [change.metric, format_value(change.base), format_value(change.head), delta,
-            interval, p_text, verdict]
+    return [
+        change.metric,
+        format_value(change.base),
+        format_value(change.head),
+        delta,
+        interval,
+        p_text,
+        verdict,
+    ]
 
 
 def render_comparison(comparison: Comparison, fmt: str) -> str:
@@ -647,11 +669,17 @@ def render_comparison(comparison: Comparison, fmt: str) -> str:
     if fmt == "json":
         return json.dumps(comparison_to_json(comparison), sort_keys=True, indent=2)
     check_format(fmt)
-    verdict = (f"{len(comparison.regressions)} regression(s)" if comparison.regressions
-               else "no regression")
+    verdict = (
+        f"{len(comparison.regressions)} regression(s)"
+        if comparison.regressions
+        else "no regression"
+    )
     title = f"qualstat: {comparison.base_label} -> {comparison.head_label}: {verdict}"
-    hashes = (comparison.base_hash if comparison.base_hash == comparison.head_hash
-              else f"{comparison.base_hash} -> {comparison.head_hash}")
+    hashes = (
+        comparison.base_hash
+        if comparison.base_hash == comparison.head_hash
+        else f"{comparison.base_hash} -> {comparison.head_hash}"
+    )
     parts = [
         heading(title, fmt, level=2),
         f"dataset {hashes}, metric_version {comparison.metric_version}, "
@@ -714,8 +742,15 @@ def rank_moves_section(moves: Sequence[RankMove], fmt: str) -> str:
     title = heading("Largest rank moves", fmt)
     if not moves:
         return f"{title}\n\nnone"
-    rows = [[move.case_id, format_rank(move.base_rank), format_rank(move.head_rank),
-             f"{move.reciprocal_delta:+.4f}"] for move in moves]
+    rows = [
+        [
+            move.case_id,
+            format_rank(move.base_rank),
+            format_rank(move.head_rank),
+            f"{move.reciprocal_delta:+.4f}",
+        ]
+        for move in moves
+    ]
     return f"{title}\n\n" + table(["case", "base rank", "head rank", "delta 1/rank"], rows, fmt)
 
 
@@ -741,25 +776,42 @@ def comparison_to_json(comparison: Comparison) -> dict[str, Any]:
         "removed_cases": list(comparison.removed_cases),
         "shared_cases": comparison.shared_cases,
         "metrics": [
-            {"scope": c.scope, "metric": c.metric, "base": c.base, "head": c.head,
-             "delta": c.delta, "changed": c.changed, "pairs": c.pairs,
-             "changed_cases": c.changed_cases, "p_value": c.p_value,
-             "significant": c.significant, "ci95": None if c.ci_low is None else
-             [c.ci_low, c.ci_high]}
+            {
+                "scope": c.scope,
+                "metric": c.metric,
+                "base": c.base,
+                "head": c.head,
+                "delta": c.delta,
+                "changed": c.changed,
+                "pairs": c.pairs,
+                "changed_cases": c.changed_cases,
+                "p_value": c.p_value,
+                "significant": c.significant,
+                "ci95": None if c.ci_low is None else [c.ci_low, c.ci_high],
+            }
             for c in comparison.changes
         ],
-        "newly_failing": [{"case_id": f.case_id, "failures": list(f.failures)}
-                          for f in comparison.newly_failing],
-        "newly_passing": [{"case_id": f.case_id, "failures": list(f.failures)}
-                          for f in comparison.newly_passing],
-        "rank_moves": [{"case_id": m.case_id, "base_rank": m.base_rank,
-                        "head_rank": m.head_rank} for m in comparison.rank_moves],
-        "regressions": [{"subject": r.subject, "detail": r.detail}
-                        for r in comparison.regressions],
+        "newly_failing": [
+            {"case_id": f.case_id, "failures": list(f.failures)} for f in comparison.newly_failing
+        ],
+        "newly_passing": [
+            {"case_id": f.case_id, "failures": list(f.failures)} for f in comparison.newly_passing
+        ],
+        "rank_moves": [
+            {"case_id": m.case_id, "base_rank": m.base_rank, "head_rank": m.head_rank}
+            for m in comparison.rank_moves
+        ],
+        "regressions": [{"subject": r.subject, "detail": r.detail} for r in comparison.regressions],
         "rules": [{"metric": r.metric, "max_drop": r.max_drop} for r in comparison.rules],
-        "significance": {"test": "paired randomization", "rounds": ROUNDS, "alpha": ALPHA,
-                         "seed": comparison.seed, "interval": "percentile bootstrap",
-                         "resamples": RESAMPLES, "confidence": CONFIDENCE},
+        "significance": {
+            "test": "paired randomization",
+            "rounds": ROUNDS,
+            "alpha": ALPHA,
+            "seed": comparison.seed,
+            "interval": "percentile bootstrap",
+            "resamples": RESAMPLES,
+            "confidence": CONFIDENCE,
+        },
         "exit_code": comparison.exit_code,
     }
 
@@ -774,9 +826,20 @@ def check_format(fmt: str) -> None:
 
 # Sections render_report lays out by name; anything else a report carries
 # (sections added after schema_version 1's first draft) is rendered generically.
-KNOWN_SECTIONS = ("schema_version", "metric_version", "dataset_hash", "metadata", "overall",
-                  "by_content_type", "by_layer", "negatives", "latency", "cases", "failures",
-                  "floors")
+KNOWN_SECTIONS = (
+    "schema_version",
+    "metric_version",
+    "dataset_hash",
+    "metadata",
+    "overall",
+    "by_content_type",
+    "by_layer",
+    "negatives",
+    "latency",
+    "cases",
+    "failures",
+    "floors",
+)
 
 
 def render_report(report: Mapping[str, Any], fmt: str) -> str:
@@ -792,27 +855,50 @@ def render_report(report: Mapping[str, Any], fmt: str) -> str:
         f"engine {engine.get('name', 'unknown')}, {len(report['cases'])} cases",
     ]
     types = sorted(report["by_content_type"], key=content_type_sort_key)
-    parts.append(metric_matrix("Positive cases", [OVERALL, *types],
-                               [report["overall"], *(report["by_content_type"][t] for t in types)],
-                               fmt))
+    parts.append(
+        metric_matrix(
+            "Positive cases",
+            [OVERALL, *types],
+            [report["overall"], *(report["by_content_type"][t] for t in types)],
+            fmt,
+        )
+    )
     negatives = report["negatives"]
     negative_types = sorted(negatives.get("by_content_type", {}), key=content_type_sort_key)
-    parts.append(metric_matrix(
-        "Negative cases", [OVERALL, *negative_types],
-        [negatives, *(negatives["by_content_type"][t] for t in negative_types)], fmt))
+    parts.append(
+        metric_matrix(
+            "Negative cases",
+            [OVERALL, *negative_types],
+            [negatives, *(negatives["by_content_type"][t] for t in negative_types)],
+            fmt,
+        )
+    )
     by_layer = report.get("by_layer") or {}
     if by_layer:
         layers = sorted(by_layer)
-        parts.append(metric_matrix("By expected layer", layers,
-                                   [by_layer[layer] for layer in layers], fmt))
+        parts.append(
+            metric_matrix("By expected layer", layers, [by_layer[layer] for layer in layers], fmt)
+        )
     if report.get("latency"):
-        parts.append(generic_section("latency", report["latency"], fmt,
-                                     first_columns=("p50_ms", "p95_ms", "index_ms")))
-    parts.append(generic_section("failures", report.get("failures") or [], fmt,
-                                 first_columns=("case_id", "type", "expected", "actual")))
+        parts.append(
+            generic_section(
+                "latency", report["latency"], fmt, first_columns=("p50_ms", "p95_ms", "index_ms")
+            )
+        )
+    parts.append(
+        generic_section(
+            "failures",
+            report.get("failures") or [],
+            fmt,
+            first_columns=("case_id", "type", "expected", "actual"),
+        )
+    )
     if report.get("floors"):
-        parts.append(generic_section("floors", report["floors"], fmt,
-                                     first_columns=("metric", "floor", "value", "ok")))
+        parts.append(
+            generic_section(
+                "floors", report["floors"], fmt, first_columns=("metric", "floor", "value", "ok")
+            )
+        )
     for name in sorted(set(report) - set(KNOWN_SECTIONS)):
         parts.append(generic_section(name, report[name], fmt))
     return "\n\n".join(parts) + "\n"
@@ -825,8 +911,10 @@ def metric_matrix(
     names: set[str] = set()
     for aggregates in tables:
         names |= metric_names(aggregates)
-    rows = [[name, *(format_value(t.get(name)) for t in tables)]
-            for name in ["cases", *sorted(names, key=metric_sort_key)]]
+    rows = [
+        [name, *(format_value(t.get(name)) for t in tables)]
+        for name in ["cases", *sorted(names, key=metric_sort_key)]
+    ]
     return f"{heading(title, fmt)}\n\n" + table(["metric", *columns], rows, fmt)
 
 
@@ -840,12 +928,13 @@ def generic_section(name: str, value: Any, fmt: str, first_columns: Sequence[str
         rows = [[format_value(item.get(key)) for key in columns] for item in value]
         return f"{title}\n\n" + table(columns, rows, fmt)
     if isinstance(value, dict) and value and all(isinstance(v, dict) for v in value.values()):
-        columns = ordered_columns({key for inner in value.values() for key in inner},
-                                  first_columns)
+        columns = ordered_columns({key for inner in value.values() for key in inner}, first_columns)
         # Sections keyed by content type (latency, most likely any newer one) read
         # best in the documented order; other keys fall back to alphabetical.
-        rows = [[key, *(format_value(value[key].get(column)) for column in columns)]
-                for key in sorted(value, key=content_type_sort_key)]
+        rows = [
+            [key, *(format_value(value[key].get(column)) for column in columns)]
+            for key in sorted(value, key=content_type_sort_key)
+        ]
         return f"{title}\n\n" + table(["", *columns], rows, fmt)
     if isinstance(value, dict):
         rows = [[key, format_value(value[key])] for key in sorted(value)]

@@ -130,6 +130,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help=f"engine factory to benchmark (default: ini qualbench_engine, {DEFAULT_ENGINE})",
     )
     group.addoption(
+        "--qualbench-compare",
+        dest="qualbench_compare",
+        metavar="BASE.json",
+        help="compare this run's report with a baseline report (as qualstat does); fail on a regression",
+    )
+    group.addoption(
+        "--qualbench-compare-missing",
+        dest="qualbench_compare_missing",
+        choices=("warn", "fail"),
+        default="warn",
+        help="what a missing or unreadable baseline does (default: warn)",
+    )
+    group.addoption(
+        "--qualbench-html",
+        dest="qualbench_html",
+        metavar="PATH",
+        help="also write a self-contained HTML report (needs the [html] extra)",
+    )
+    group.addoption(
         "--qualbench-rankers",
         dest="qualbench_rankers",
         type=parse_ranker_names,
@@ -355,6 +374,9 @@ class QualbenchReporter:
         self.engine: dict[str, Any] | None = None
         self.report: dict[str, Any] | None = None
         self.verdicts: list[FloorVerdict] = []
+        self.compare_lines: list[str] = []
+        self.baseline: tuple[dict[str, Any], dict[str, Any]] | None = None
+        self.html_line: str | None = None
 
     def _case_of(self, nodeid: str) -> Case | None:
         path, _, name = nodeid.rpartition("::")
@@ -404,11 +426,53 @@ class QualbenchReporter:
         )
         self.verdicts = check_floors(self.report, self.floors, enforced=full_run)
         write_report(self.report_path, self.report)
-        if (
-            any(verdict.ok is False for verdict in self.verdicts)
-            and session.exitstatus == pytest.ExitCode.OK
-        ):
+        gate_failed = any(verdict.ok is False for verdict in self.verdicts)
+        baseline: str | None = self.config.option.qualbench_compare
+        if baseline:
+            gate_failed |= self._compare(self.config.invocation_params.dir / baseline, self.report)
+        html_path: str | None = self.config.option.qualbench_html
+        if html_path:
+            self._write_html(self.config.invocation_params.dir / html_path, self.report)
+        if gate_failed and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _compare(self, baseline: Path, report: dict[str, Any]) -> bool:
+        """Compare with the baseline report; True when that fails the run."""
+        from pytest_qualbench.compare import (
+            IncomparableReports,
+            ReportError,
+            compare_reports,
+            comparison_to_json,
+            load_report,
+            render_comparison,
+        )
+
+        try:
+            base = load_report(baseline)
+        except ReportError as exc:
+            fail: bool = self.config.option.qualbench_compare_missing == "fail"
+            self.compare_lines = [f"baseline not used: {exc}" + ("" if fail else " (warning only)")]
+            return fail
+        try:
+            comparison = compare_reports(base, report)
+        except IncomparableReports as exc:
+            self.compare_lines = [f"cannot compare with {baseline}: {exc}"]
+            return True
+        self.compare_lines = render_comparison(comparison, "text").splitlines()
+        self.baseline = (base, comparison_to_json(comparison))
+        return comparison.exit_code != 0
+
+    def _write_html(self, path: Path, report: dict[str, Any]) -> None:
+        from pytest_qualbench.html_report import HtmlExtraMissing, render_html, write_html
+
+        base, comparison = self.baseline if self.baseline is not None else (None, None)
+        try:
+            page = render_html([report] if base is None else [base, report], comparison=comparison)
+        except HtmlExtraMissing as exc:
+            self.html_line = f"html report not written: {exc}"
+            return
+        write_html(path, page)
+        self.html_line = f"html report: {path}"
 
     def _metadata(self) -> dict[str, Any]:
         engine = self.engine or {"name": None, "config": {}, "lists_chunks": True}
@@ -440,6 +504,12 @@ class QualbenchReporter:
         for verdict in self.verdicts:
             if verdict.ok is False:
                 terminalreporter.write_line(verdict.describe(), red=True, bold=True)
+        if self.html_line is not None:
+            terminalreporter.write_line(self.html_line)
+        if self.compare_lines:
+            terminalreporter.write_sep("-", "qualbench compare")
+            for line in self.compare_lines:
+                terminalreporter.write_line(line)
 
 
 def _git_info(root: Path) -> dict[str, str] | None:

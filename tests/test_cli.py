@@ -93,7 +93,7 @@ def test_invalid_report_exits_two(tmp_path: Path, capsys: pytest.CaptureFixture[
     ("argv", "message"),
     [
         ([], "the following arguments are required: REPORT"),
-        ([BASE, "--format", "html"], "invalid choice: 'html'"),
+        ([BASE, BASE, BASE], "more than two reports make a trend"),
         ([BASE, BASE, "--fail-on", "mmr:0.1"], "did you mean mrr?"),
         ([BASE, "--intersect"], "need two reports"),
         ([BASE, "--fail-on", "mrr:0.1"], "need two reports"),
@@ -140,6 +140,18 @@ def with_case_mrr(report: dict[str, Any], case_id: str, *, rank: int) -> dict[st
     positives = [c for c in report["cases"] if not c["negative"]]
     report["overall"]["mrr"] = sum(c["metrics"]["mrr"] for c in positives) / len(positives)
     same_type = [c for c in positives if c["content_type"] == case["content_type"]]
-    report["by_content_type"][case["content_type"]]["mrr"] = (
-        sum(c["metrics"]["mrr"] for c in same_type) / len(same_type))
+    report["by_content_type"][case["content_type"]]["mrr"] = sum(
+        c["metrics"]["mrr"] for c in same_type
+    ) / len(same_type)
     return report
+
+
+def test_html_page_for_one_report_and_a_trend(tmp_path: Path) -> None:
+    pytest.importorskip("pygal")
+    out = tmp_path / "one.html"
+    assert main([BASE, "--format", "html", "-o", str(out)]) == 0
+    assert out.read_text().lstrip().lower().startswith("<!doctype html>")
+    trend = tmp_path / "trend.html"
+    same = str(Path(BASE).parent / "head_same.json")
+    assert main([BASE, same, BASE, "--format", "html", "-o", str(trend)]) == 0
+    assert "<svg" in trend.read_text()

@@ -50,8 +50,17 @@ def compared(head: str) -> Comparison:
 
 
 def change(metric: str, base: float, head: float) -> MetricChange:
-    return MetricChange("overall", metric, base, head, pairs=10, changed_cases=1,
-                        p_value=0.5, ci_low=None, ci_high=None)
+    return MetricChange(
+        "overall",
+        metric,
+        base,
+        head,
+        pairs=10,
+        changed_cases=1,
+        p_value=0.5,
+        ci_low=None,
+        ci_high=None,
+    )
 
 
 # ---------------------------------------------------------------- loading
@@ -148,16 +157,32 @@ def test_every_case_improved_is_significant() -> None:
 def test_regression_head_lists_rule_breaks_and_newly_failing_cases() -> None:
     comparison = compared("head_regression")
     subjects = [r.subject for r in comparison.regressions]
-    for expected in ("context_recall", "layer_accuracy", "negative_pass", "markdown.mrr",
-                     "json.negative_pass", "md_001_q1", "md_002_q1", "js_001_q1",
-                     "js_002_q_neg"):
+    for expected in (
+        "context_recall",
+        "layer_accuracy",
+        "negative_pass",
+        "markdown.mrr",
+        "json.negative_pass",
+        "md_001_q1",
+        "md_002_q1",
+        "js_001_q1",
+        "js_002_q_neg",
+    ):
         assert expected in subjects
     # Overall mrr rose (pt_002_q2 went 6 -> 2), so only markdown's drop breaks the rule.
     assert "mrr" not in subjects
     assert [f.case_id for f in comparison.newly_failing] == [
-        "js_001_q1", "js_002_q_neg", "md_001_q1", "md_002_q1"]
+        "js_001_q1",
+        "js_002_q_neg",
+        "md_001_q1",
+        "md_002_q1",
+    ]
     assert [f.failures for f in comparison.newly_failing] == [
-        ("layer",), ("negative",), ("rank",), ("needles",)]
+        ("layer",),
+        ("negative",),
+        ("rank",),
+        ("needles",),
+    ]
     assert [f.case_id for f in comparison.newly_passing] == ["pt_002_q2"]
     assert comparison.exit_code == 1
 
@@ -342,7 +367,7 @@ def test_render_report_shows_metrics_by_scope() -> None:
     mrr_line = next(line for line in text.splitlines() if line.startswith("mrr "))
     # Three types of three rank-2 and three rank-3 cases, but pt_002_q2 sits at rank 6.
     assert mrr_line.split()[1] == f"{(3 * (3 / 2 + 3 / 3) - 1 / 3 + 1 / 6) / 18:.4f}"
-    failures = text.splitlines()[text.splitlines().index("failures") + 3:][:2]
+    failures = text.splitlines()[text.splitlines().index("failures") + 3 :][:2]
     assert failures[0].split() == ["case_id", "type", "expected", "actual"]
     assert failures[1].split() == ["pt_002_q2", "rank", "5", "6"]
 

@@ -52,8 +52,9 @@ def base_specs() -> list[Spec]:
             Spec(f"{prefix}_002_q_neg", content_type, (), ceiling=0, result_count=0),
         ]
     # One case fails in base, so a head can turn it into a newly passing one.
-    return [replace(s, needle_ranks=(6,), ceiling=5) if s.case_id == "pt_002_q2" else s
-            for s in specs]
+    return [
+        replace(s, needle_ranks=(6,), ceiling=5) if s.case_id == "pt_002_q2" else s for s in specs
+    ]
 
 
 def regression_specs() -> list[Spec]:
@@ -68,9 +69,12 @@ def regression_specs() -> list[Spec]:
 
 
 def improved_specs() -> list[Spec]:
-    return [s if not s.needle_ranks else
-            replace(s, needle_ranks=tuple(1 + i for i in range(len(s.needle_ranks))))
-            for s in base_specs()]
+    return [
+        s
+        if not s.needle_ranks
+        else replace(s, needle_ranks=tuple(1 + i for i in range(len(s.needle_ranks))))
+        for s in base_specs()
+    ]
 
 
 def other_dataset_specs() -> list[Spec]:
@@ -105,15 +109,19 @@ def case_metrics(spec: Spec) -> dict[str, float | None]:
     idcg = sum(1 / math.log2(i + 1) for i in range(1, min(total, 10) + 1))
     layer = spec.layer or expected_layer(spec)
     return {
-        "hit@1": hit(1), "hit@3": hit(3), "hit@5": hit(5), "hit@10": hit(10),
+        "hit@1": hit(1),
+        "hit@3": hit(3),
+        "hit@5": hit(5),
+        "hit@10": hit(10),
         "precision@1": hit(1),
         "recall@5": sum(1 for r in found if r <= 5) / total,
         "recall@10": sum(1 for r in found if r <= 10) / total,
         "mrr": 0.0 if rank is None else 1 / rank,
         "ndcg@10": dcg / idcg,
         "context_recall": len(found) / total,
-        "rank_ceiling_pass": None if spec.ceiling == 0 else
-        (1.0 if rank is not None and rank <= spec.ceiling else 0.0),
+        "rank_ceiling_pass": None
+        if spec.ceiling == 0
+        else (1.0 if rank is not None and rank <= spec.ceiling else 0.0),
         "layer_accuracy": 1.0 if rank is not None and layer == expected_layer(spec) else 0.0,
     }
 
@@ -122,21 +130,35 @@ def case_failures(spec: Spec) -> list[dict[str, Any]]:
     if not spec.needle_ranks:
         if spec.result_count == 0:
             return []
-        return [{"case_id": spec.case_id, "type": "negative", "expected": 0,
-                 "actual": spec.result_count}]
+        return [
+            {
+                "case_id": spec.case_id,
+                "type": "negative",
+                "expected": 0,
+                "actual": spec.result_count,
+            }
+        ]
     failures: list[dict[str, Any]] = []
     rank = first_rank(spec)
     found = [n for n, r in zip(needles(spec), spec.needle_ranks, strict=True) if r is not None]
     layer = None if rank is None else (spec.layer or expected_layer(spec))
     if len(found) < len(spec.needle_ranks):
-        failures.append({"case_id": spec.case_id, "type": "needles",
-                         "expected": needles(spec), "actual": found})
+        failures.append(
+            {"case_id": spec.case_id, "type": "needles", "expected": needles(spec), "actual": found}
+        )
     if spec.ceiling and (rank is None or rank > spec.ceiling):
-        failures.append({"case_id": spec.case_id, "type": "rank",
-                         "expected": spec.ceiling, "actual": rank})
+        failures.append(
+            {"case_id": spec.case_id, "type": "rank", "expected": spec.ceiling, "actual": rank}
+        )
     if layer != expected_layer(spec):
-        failures.append({"case_id": spec.case_id, "type": "layer",
-                         "expected": expected_layer(spec), "actual": layer})
+        failures.append(
+            {
+                "case_id": spec.case_id,
+                "type": "layer",
+                "expected": expected_layer(spec),
+                "actual": layer,
+            }
+        )
     return sorted(failures, key=lambda f: f["type"])
 
 
@@ -154,8 +176,9 @@ def case_record(spec: Spec, latency_ms: float) -> dict[str, Any]:
         "result_count": spec.result_count,
         "rank": rank,
         "layer": None if rank is None else (spec.layer or expected_layer(spec)),
-        "needles_found": [n for n, r in zip(needles(spec), spec.needle_ranks, strict=True)
-                          if r is not None],
+        "needles_found": [
+            n for n, r in zip(needles(spec), spec.needle_ranks, strict=True) if r is not None
+        ],
         "needles_total": len(spec.needle_ranks),
         "metrics": case_metrics(spec),
         "passed": not case_failures(spec),
@@ -171,16 +194,27 @@ def mean_table(cases: list[dict[str, Any]], names: list[str]) -> dict[str, Any]:
     return table
 
 
-POSITIVE_METRICS = ["hit@1", "hit@3", "hit@5", "hit@10", "precision@1", "recall@5",
-                    "recall@10", "mrr", "ndcg@10", "context_recall", "rank_ceiling_pass",
-                    "layer_accuracy"]
+POSITIVE_METRICS = [
+    "hit@1",
+    "hit@3",
+    "hit@5",
+    "hit@10",
+    "precision@1",
+    "recall@5",
+    "recall@10",
+    "mrr",
+    "ndcg@10",
+    "context_recall",
+    "rank_ceiling_pass",
+    "layer_accuracy",
+]
 
 
-def build(specs: list[Spec], *, dataset_hash: str, sha: str, timestamp: str,
-          latency_scale: float) -> dict[str, Any]:
+def build(
+    specs: list[Spec], *, dataset_hash: str, sha: str, timestamp: str, latency_scale: float
+) -> dict[str, Any]:
     specs = sorted(specs, key=lambda s: s.case_id)
-    cases = [case_record(s, round(0.3 + 0.01 * i * latency_scale, 3))
-             for i, s in enumerate(specs)]
+    cases = [case_record(s, round(0.3 + 0.01 * i * latency_scale, 3)) for i, s in enumerate(specs)]
     positives = [c for c in cases if not c["negative"]]
     negatives = [c for c in cases if c["negative"]]
     types = sorted({c["content_type"] for c in cases})
@@ -189,10 +223,12 @@ def build(specs: list[Spec], *, dataset_hash: str, sha: str, timestamp: str,
     negative_table = mean_table(negatives, ["negative_pass"])
     negative_table["by_content_type"] = {
         t: mean_table([c for c in negatives if c["content_type"] == t], ["negative_pass"])
-        for t in types if any(c["content_type"] == t for c in negatives)
+        for t in types
+        if any(c["content_type"] == t for c in negatives)
     }
-    failures = sorted((f for s in specs for f in case_failures(s)),
-                      key=lambda f: (f["case_id"], f["type"]))
+    failures = sorted(
+        (f for s in specs for f in case_failures(s)), key=lambda f: (f["case_id"], f["type"])
+    )
     return {
         "schema_version": 1,
         "metric_version": 1,
@@ -213,34 +249,65 @@ def build(specs: list[Spec], *, dataset_hash: str, sha: str, timestamp: str,
             for t in types
         },
         "by_layer": {
-            layer: mean_table([c for c in positives if c["expected_layer"] == layer],
-                              POSITIVE_METRICS)
+            layer: mean_table(
+                [c for c in positives if c["expected_layer"] == layer], POSITIVE_METRICS
+            )
             for layer in layers
         },
         "negatives": negative_table,
-        "latency": {t: {"p50_ms": 0.41 * latency_scale, "p95_ms": 1.2 * latency_scale,
-                        "index_ms": 35.0 * latency_scale} for t in types},
+        "latency": {
+            t: {
+                "p50_ms": 0.41 * latency_scale,
+                "p95_ms": 1.2 * latency_scale,
+                "index_ms": 35.0 * latency_scale,
+            }
+            for t in types
+        },
         "cases": cases,
         "failures": failures,
-        "floors": [{"metric": "mrr", "floor": 0.3, "value": overall["mrr"],
-                    "ok": overall["mrr"] >= 0.3}],
+        "floors": [
+            {"metric": "mrr", "floor": 0.3, "value": overall["mrr"], "ok": overall["mrr"] >= 0.3}
+        ],
     }
 
 
 def main() -> None:
     reports = {
-        "base.json": build(base_specs(), dataset_hash=BASE_HASH, sha="a1" * 20,
-                           timestamp="2026-11-30T01:02:03+00:00", latency_scale=1.0),
-        "head_regression.json": build(regression_specs(), dataset_hash=BASE_HASH,
-                                      sha="b2" * 20, timestamp="2026-11-30T02:00:00+00:00",
-                                      latency_scale=1.1),
-        "head_improved.json": build(improved_specs(), dataset_hash=BASE_HASH, sha="b3" * 20,
-                                    timestamp="2026-11-30T02:10:00+00:00", latency_scale=0.9),
-        "head_same.json": build(base_specs(), dataset_hash=BASE_HASH, sha="b4" * 20,
-                                timestamp="2026-11-30T02:20:00+00:00", latency_scale=1.05),
-        "other_dataset.json": build(other_dataset_specs(), dataset_hash=OTHER_HASH,
-                                    sha="b5" * 20, timestamp="2026-11-30T02:30:00+00:00",
-                                    latency_scale=1.0),
+        "base.json": build(
+            base_specs(),
+            dataset_hash=BASE_HASH,
+            sha="a1" * 20,
+            timestamp="2026-11-30T01:02:03+00:00",
+            latency_scale=1.0,
+        ),
+        "head_regression.json": build(
+            regression_specs(),
+            dataset_hash=BASE_HASH,
+            sha="b2" * 20,
+            timestamp="2026-11-30T02:00:00+00:00",
+            latency_scale=1.1,
+        ),
+        "head_improved.json": build(
+            improved_specs(),
+            dataset_hash=BASE_HASH,
+            sha="b3" * 20,
+            timestamp="2026-11-30T02:10:00+00:00",
+            latency_scale=0.9,
+        ),
+        "head_same.json": build(
+            base_specs(),
+            dataset_hash=BASE_HASH,
+            sha="b4" * 20,
+            timestamp="2026-11-30T02:20:00+00:00",
+            latency_scale=1.05,
+        ),
+        "other_dataset.json": build(
+            other_dataset_specs(),
+            dataset_hash=OTHER_HASH,
+            sha="b5" * 20,
+            timestamp="2026-11-30T02:30:00+00:00",
+            latency_scale=1.0,
+        ),
     }
     for name, report in reports.items():
         text = json.dumps(report, sort_keys=True, indent=2) + "\n"

@@ -1,0 +1,131 @@
+"""BM25 over compact postings: the scoring core both layers share.
+
+Postings are stored CSR-style (an offsets array, a doc-id array and a weight
+array, grouped by term id, doc ids ascending), so a query touches only the
+slices of its own terms and the documents in them. Term id -1 stands for a term
+the corpus does not hold: its posting is empty.
+
+IDF variant: log((N + 1) / df), the IDF of rank_bm25's `BM25Plus`; with
+delta = 0 that class scores exactly like this module. Unlike the Okapi IDF it is
+never negative, so a term that occurs in most chunks of a small corpus still
+counts for, not against, the chunks that contain it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+DocIds = npt.NDArray[np.int64]
+Floats = npt.NDArray[np.float64]
+Mask = npt.NDArray[np.bool_]
+UNKNOWN_TERM = -1
+
+
+def idf(corpus_size: int, document_frequency: int) -> float:
+    """BM25 IDF log((N + 1) / df), as rank_bm25's BM25Plus computes it."""
+    return math.log((corpus_size + 1) / document_frequency)
+
+
+def term_scores(
+    term_idf: float, tf: Floats, doc_len: Floats, avgdl: float, k1: float, b: float
+) -> Floats:
+    """BM25 term weight idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl)) (Robertson)."""
+    norm = k1 * (1 - b + b * doc_len / avgdl)
+    result: Floats = term_idf * (tf * (k1 + 1) / (norm + tf))
+    return result
+
+
+def intersect_sorted(small: DocIds, large: DocIds) -> DocIds:
+    """Ids in both ascending arrays, at the cost of a binary search per id of the smaller."""
+    if len(small) > len(large):
+        small, large = large, small
+    if not len(small) or not len(large):
+        return np.empty(0, dtype=np.int64)
+    slots = np.minimum(np.searchsorted(large, small), len(large) - 1)
+    found: DocIds = small[large[slots] == small]
+    return found
+
+
+class PostingIndex:
+    """Weighted term frequencies per (term, document) pair, with BM25 scoring.
+
+    Rows are given in ascending document order, one per (term, document) pair.
+    """
+
+    def __init__(
+        self,
+        terms: npt.ArrayLike,
+        docs: npt.ArrayLike,
+        weights: npt.ArrayLike,
+        *,
+        term_count: int,
+        doc_lengths: npt.ArrayLike,
+        k1: float,
+        b: float,
+    ) -> None:
+        self.k1 = k1
+        self.b = b
+        self.doc_len: Floats = np.asarray(doc_lengths, dtype=np.float64)
+        self.size = len(self.doc_len)
+        total = float(self.doc_len.sum())
+        # An all-empty corpus has no length to normalise by; 1.0 keeps the formula defined.
+        self.avgdl = total / self.size if total > 0 else 1.0
+        term_column = np.asarray(terms, dtype=np.int64)
+        doc_column = np.asarray(docs, dtype=np.int64)
+        # Rows arrive in doc order; a stable sort by term keeps each posting's docs ascending.
+        order = np.argsort(term_column, kind="stable")
+        self.docs: DocIds = doc_column[order]
+        self.weights: Floats = np.asarray(weights, dtype=np.float64)[order]
+        per_term = np.bincount(term_column, minlength=term_count)
+        self.offsets: DocIds = np.concatenate(([0], np.cumsum(per_term))).astype(np.int64)
+
+    def document_frequency(self, term: int) -> int:
+        if term == UNKNOWN_TERM:
+            return 0
+        return int(self.offsets[term + 1] - self.offsets[term])
+
+    def postings(self, term: int) -> tuple[DocIds, Floats]:
+        """The ascending doc ids holding the term and its weighted frequency in each."""
+        if term == UNKNOWN_TERM:
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)
+        start, end = self.offsets[term], self.offsets[term + 1]
+        return self.docs[start:end], self.weights[start:end]
+
+    def docs_with_all(self, terms: Sequence[int]) -> DocIds:
+        """Documents holding every term, intersecting from the shortest posting up."""
+        if not terms or UNKNOWN_TERM in terms:
+            return np.empty(0, dtype=np.int64)
+        ordered = sorted(set(terms), key=lambda term: (self.document_frequency(term), term))
+        found = self.postings(ordered[0])[0]
+        for term in ordered[1:]:
+            if not len(found):
+                break
+            found = intersect_sorted(found, self.postings(term)[0])
+        return found
+
+    def docs_with_any(self, terms: Sequence[int]) -> DocIds:
+        """Documents holding at least one of the terms."""
+        lists = [self.postings(term)[0] for term in terms]
+        if not lists:
+            return np.empty(0, dtype=np.int64)
+        return np.unique(np.concatenate(lists))
+
+    def scores(self, terms: Sequence[int], candidates: DocIds) -> Floats:
+        """BM25 of each candidate (ascending ids) for the terms, summed in term order."""
+        total: Floats = np.zeros(len(candidates), dtype=np.float64)
+        if not len(candidates):
+            return total
+        candidate_len = self.doc_len[candidates]
+        for term in terms:
+            docs, weights = self.postings(term)
+            if not len(docs):
+                continue
+            slots = np.minimum(np.searchsorted(docs, candidates), len(docs) - 1)
+            tf = np.where(docs[slots] == candidates, weights[slots], 0.0)
+            term_idf = idf(self.size, len(docs))
+            total += term_scores(term_idf, tf, candidate_len, self.avgdl, self.k1, self.b)
+        return total

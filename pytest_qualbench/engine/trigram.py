@@ -1,0 +1,94 @@
+"""The trigram layer: case-insensitive substring matching through an inverted trigram index.
+
+A trigram is packed into one int64 (three code points of 21 bits each), so the
+index over every 3-character window of the corpus is built with array operations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from pytest_qualbench.engine.analysis import fold, query_words
+from pytest_qualbench.engine.bm25 import UNKNOWN_TERM, DocIds, Mask, PostingIndex
+from pytest_qualbench.engine.ranking import top
+from pytest_qualbench.engine.types import Chunk
+
+MIN_WORD_CHARS = 3
+
+
+def trigram_keys(folded: str) -> DocIds:
+    """Every 3-character window of an already folded text, packed as c0 << 42 | c1 << 21 | c2."""
+    points = np.frombuffer(folded.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    wide = points.astype(np.int64)
+    keys: DocIds = (wide[:-2] << 42) | (wide[1:-1] << 21) | wide[2:]
+    return keys
+
+
+class TrigramLayer:
+    """Every query word of 3+ characters must be a substring (then any word); BM25 over trigrams."""
+
+    name = "trigram"
+
+    def __init__(self, chunks: Sequence[Chunk], *, k1: float, b: float) -> None:
+        self.haystacks = [fold(f"{chunk.title}\n{chunk.text}") for chunk in chunks]
+        # One row per (trigram, doc) with its count, rows in doc order.
+        distinct = [np.unique(trigram_keys(h), return_counts=True) for h in self.haystacks]
+        row_keys = np.concatenate([keys for keys, _ in distinct] or [np.empty(0, np.int64)])
+        counts = np.concatenate([n for _, n in distinct] or [np.empty(0, np.int64)])
+        rows_per_doc = [len(keys) for keys, _ in distinct]
+        docs = np.repeat(np.arange(len(distinct), dtype=np.int64), rows_per_doc)
+        lengths = [max(len(h) - 2, 0) for h in self.haystacks]
+        self.keys, terms = np.unique(row_keys, return_inverse=True)
+        self.index = PostingIndex(
+            terms, docs, counts, term_count=len(self.keys), doc_lengths=lengths, k1=k1, b=b
+        )
+
+    def term_ids(self, word: str) -> list[int]:
+        """Distinct trigram term ids of a folded word, UNKNOWN_TERM for those nowhere indexed."""
+        keys = np.unique(trigram_keys(word))
+        if not len(self.keys):
+            return [UNKNOWN_TERM] * len(keys)
+        slots = np.minimum(np.searchsorted(self.keys, keys), len(self.keys) - 1)
+        ids: list[int] = np.where(self.keys[slots] == keys, slots, UNKNOWN_TERM).tolist()
+        return ids
+
+    def verified(self, word: str, candidates: DocIds) -> DocIds:
+        """The candidates whose text holds the word (3-character words need no check)."""
+        if len(word) == MIN_WORD_CHARS:
+            return candidates
+        kept = [doc for doc in candidates.tolist() if word in self.haystacks[doc]]
+        return np.asarray(kept, dtype=np.int64)
+
+    def containing(self, word: str, visible: Mask) -> DocIds:
+        """Visible docs holding the folded word as a substring.
+
+        Candidates come from intersecting the word's trigram postings, so the work is
+        bounded by its rarest trigram; only those are checked against the text.
+        """
+        candidates = self.index.docs_with_all(self.term_ids(word))
+        return self.verified(word, candidates[visible[candidates]])
+
+    def knows(self, word: str) -> bool:
+        """True when the folded word occurs as a substring of some chunk."""
+        if len(word) < MIN_WORD_CHARS:
+            return False
+        candidates = self.index.docs_with_all(self.term_ids(word))
+        return any(word in self.haystacks[doc] for doc in candidates.tolist())
+
+    def search(self, query: str, visible: Mask, depth: int) -> DocIds:
+        """Ranked doc ids among the visible ones."""
+        words = [word for word in query_words(query) if len(word) >= MIN_WORD_CHARS]
+        if not words:
+            return np.empty(0, dtype=np.int64)
+        terms = list(dict.fromkeys(term for word in words for term in self.term_ids(word)))
+        # All words: intersect every trigram posting first, then verify the few left.
+        candidates = self.index.docs_with_all(terms)
+        candidates = candidates[visible[candidates]]
+        for word in words:
+            candidates = self.verified(word, candidates)
+        if not len(candidates):
+            matches = [self.containing(word, visible) for word in words]
+            candidates = np.unique(np.concatenate(matches))
+        return top(candidates, self.index.scores(terms, candidates), depth)

@@ -1,0 +1,134 @@
+"""BM25 scores against rank_bm25, the oracle (BM25Plus with delta=0 has our IDF)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from rank_bm25 import BM25Plus
+
+from pytest_qualbench.engine.analysis import index_terms, query_terms
+from pytest_qualbench.engine.bm25 import (
+    UNKNOWN_TERM,
+    PostingIndex,
+    idf,
+    intersect_sorted,
+    term_scores,
+)
+from pytest_qualbench.engine.porter import PorterLayer
+from pytest_qualbench.engine.types import Chunk
+
+DOCS = [
+    "Connection pooling keeps idle connections open; maxIdleConns defaults to 10.",
+    "The pool size grows under load and connections are recycled after timeouts.",
+    "Retry the request with exponential backoff when the database connection drops.",
+    "Logging configuration: set the level to debug to see every pooled connection.",
+    "",
+    "Unrelated text about caching layers and eviction policies for hot keys.",
+]
+TITLES = ["Pool", "Pool > Sizing", "Retries", "Logging", "Empty", "Cache eviction pool"]
+
+
+def oracle(corpus: list[list[str]]) -> BM25Plus:
+    return BM25Plus(corpus, k1=1.2, b=0.75, delta=0)
+
+
+def posting_index(corpus: list[list[str]]) -> tuple[PostingIndex, dict[str, int]]:
+    """Index token lists the way a layer does: one (term, doc, count) row per pair."""
+    ids: dict[str, int] = {}
+    rows = [
+        (ids.setdefault(term, len(ids)), doc, float(tokens.count(term)))
+        for doc, tokens in enumerate(corpus)
+        for term in dict.fromkeys(tokens)
+    ]
+    terms, docs, weights = zip(*rows, strict=True)
+    lengths = [len(tokens) for tokens in corpus]
+    index = PostingIndex(
+        terms, docs, weights, term_count=len(ids), doc_lengths=lengths, k1=1.2, b=0.75
+    )
+    return index, ids
+
+
+def test_idf_is_log_of_n_plus_one_over_df() -> None:
+    assert idf(5, 2) == math.log((5 + 1) / 2)
+
+
+def test_term_score_written_out() -> None:
+    # tf=2, dl=4, avgdl=5: 1.5 * 2 * 2.2 / (2 + 1.2 * (0.25 + 0.75 * 4 / 5))
+    expected = 1.5 * 2 * 2.2 / (2 + 1.2 * (0.25 + 0.75 * 4 / 5))
+    result = term_scores(1.5, np.array([2.0]), np.array([4.0]), 5.0, 1.2, 0.75)
+    assert result[0] == pytest.approx(expected, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    "query", ["connection pool", "connections timeouts", "debug", "eviction hot keys", "nothing"]
+)
+def test_posting_index_equals_rank_bm25(query: str) -> None:
+    corpus = [index_terms(doc) for doc in DOCS]
+    index, ids = posting_index(corpus)
+    terms = list(dict.fromkeys(query_terms(query)))
+    everything = np.arange(len(DOCS), dtype=np.int64)
+    expected = oracle(corpus).get_scores(terms)
+    actual = index.scores([ids.get(term, UNKNOWN_TERM) for term in terms], everything)
+    np.testing.assert_allclose(actual, expected, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("query", ["pool connection", "eviction", "logging level debug"])
+def test_porter_layer_with_title_weight_two_equals_rank_bm25_with_title_twice(query: str) -> None:
+    chunks = [
+        Chunk(text=text, title=title, source="s", kind="durable", position=position)
+        for position, (text, title) in enumerate(zip(DOCS, TITLES, strict=True))
+    ]
+    layer = PorterLayer(chunks, k1=1.2, b=0.75, title_weight=2.0)
+    # A title weight of 2 is the title's terms counted twice, in tf and in length.
+    corpus = [
+        index_terms(text) + 2 * index_terms(title) for text, title in zip(DOCS, TITLES, strict=True)
+    ]
+    terms = list(dict.fromkeys(query_terms(query)))
+    everything = np.arange(len(DOCS), dtype=np.int64)
+    expected = oracle(corpus).get_scores(terms)
+    actual = layer.index.scores([layer.term_ids.get(t, UNKNOWN_TERM) for t in terms], everything)
+    np.testing.assert_allclose(actual, expected, rtol=0, atol=1e-9)
+
+
+def test_scores_only_for_candidates_match_full_scores() -> None:
+    corpus = [index_terms(doc) for doc in DOCS]
+    index, ids = posting_index(corpus)
+    terms = ["connect", "pool"]
+    full = oracle(corpus).get_scores(terms)
+    subset = np.array([1, 3], dtype=np.int64)
+    actual = index.scores([ids[term] for term in terms], subset)
+    np.testing.assert_allclose(actual, full[[1, 3]], rtol=0, atol=1e-9)
+
+
+def test_all_terms_then_any_term_candidates() -> None:
+    index, ids = posting_index([["a", "b"], ["a"], ["c"]])
+    assert index.docs_with_all([ids["a"], ids["b"]]).tolist() == [0]
+    assert index.docs_with_all([ids["a"], UNKNOWN_TERM]).tolist() == []
+    assert index.docs_with_any([ids["b"], ids["c"], UNKNOWN_TERM]).tolist() == [0, 2]
+
+
+def test_intersect_sorted() -> None:
+    small = np.array([2, 5, 9], dtype=np.int64)
+    large = np.array([1, 2, 3, 9, 10], dtype=np.int64)
+    assert intersect_sorted(small, large).tolist() == [2, 9]
+    assert intersect_sorted(large, small).tolist() == [2, 9]
+    assert intersect_sorted(small, np.empty(0, dtype=np.int64)).tolist() == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    corpus=st.lists(st.lists(st.sampled_from("abcdefg"), max_size=12), min_size=1, max_size=8),
+    query=st.lists(st.sampled_from("abcdefgh"), min_size=1, max_size=4, unique=True),
+)
+def test_posting_index_equals_rank_bm25_on_random_corpora(
+    corpus: list[list[str]], query: list[str]
+) -> None:
+    assume(any(corpus))  # rank_bm25 divides by a zero average length; we do not.
+    index, ids = posting_index(corpus)
+    everything = np.arange(len(corpus), dtype=np.int64)
+    actual = index.scores([ids.get(term, UNKNOWN_TERM) for term in query], everything)
+    np.testing.assert_allclose(actual, oracle(corpus).get_scores(query), rtol=0, atol=1e-9)
