@@ -40,24 +40,34 @@ def extra_sections(
 ) -> dict[str, Any]:
     """The wanted sections over the cases that ran, keyed by their report name."""
     positives = sorted((case for case in cases if not case.is_negative), key=lambda c: c.case_id)
-    wanted: dict[str, Callable[[], dict[str, Any]]] = {}
-    if positives and options.rankers:
-        wanted["rankers"] = lambda: rankers_section(bench_run, positives, options.rankers)
-    if positives and options.tokens_k > 0:
-        wanted["token_cost"] = lambda: token_cost_section(bench_run, positives, options.tokens_k)
-    if positives and options.start_times:
-        wanted["start_times"] = lambda: start_times_section(bench_run, positives, options)
-    return {name: guarded(compute) for name, compute in wanted.items()}
+    sections: dict[str, Any] = {}
+    if not positives:
+        return sections
+    if options.rankers:
+        names = [name for name, _ in options.rankers]
+        sections["rankers"] = guarded(
+            lambda: rankers_section(bench_run, positives, options.rankers),
+            {"rankers": names, "metrics": {}, "lift": {}},
+        )
+    if options.tokens_k > 0:
+        sections["token_cost"] = guarded(
+            lambda: token_cost_section(bench_run, positives, options.tokens_k), {}
+        )
+    if options.start_times:
+        sections["start_times"] = guarded(
+            lambda: start_times_section(bench_run, positives, options), {}
+        )
+    return sections
 
 
-def guarded(compute: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-    """The section, or {"skipped": the exception} when computing it raised."""
+def guarded(compute: Callable[[], dict[str, Any]], empty: dict[str, Any]) -> dict[str, Any]:
+    """The section, or its `empty` shape plus {"skipped": the exception} when computing it raised."""
     # An engine or ranker that raises must not cost the run its report; the
     # engine's own cases already failed with its traceback.
     try:
         return compute()
     except Exception as exc:
-        return {"skipped": f"{type(exc).__name__}: {exc}"}
+        return {**empty, "skipped": f"{type(exc).__name__}: {exc}"}
 
 
 def token_cost_section(bench_run: BenchRun, positives: Sequence[Case], k: int) -> dict[str, Any]:
@@ -88,7 +98,12 @@ def rankers_section(
         callable(getattr(bench_run.corpus(case.content_type).engine, "chunks", None))
         for case in positives
     ):
-        return {"rankers": names, "skipped": "the engine cannot list its chunks (no chunks())"}
+        return {
+            "rankers": names,
+            "metrics": {},
+            "lift": {},
+            "skipped": "the engine cannot list its chunks (no chunks())",
+        }
     return head_to_head(positives, corpus_of, rankers)
 
 
