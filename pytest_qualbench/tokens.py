@@ -46,14 +46,14 @@ def approximate_tokens(text: str) -> int:
 @functools.cache
 def token_counter() -> TokenCounter:
     """Exact cl100k_base through bpe-openai when importable, else the labeled approximation."""
-    try:
-        import bpe_openai
-    except ImportError:
-        return TokenCounter(APPROXIMATE_METHOD, False, approximate_tokens)
     with warnings.catch_warnings():
-        # bpe-openai 0.1.4 reads its bundled vocabulary through a deprecated
+        # bpe-openai 0.1.4 reads its bundled vocabularies through a deprecated
         # importlib.resources call; the warning is theirs, not the user's to act on.
         warnings.simplefilter("ignore", DeprecationWarning)
+        try:
+            import bpe_openai
+        except ImportError:
+            return TokenCounter(APPROXIMATE_METHOD, False, approximate_tokens)
         encoding = bpe_openai.get_encoding(EXACT_ENCODING)
     version = importlib.metadata.version("bpe-openai")
 
