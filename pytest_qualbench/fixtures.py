@@ -15,9 +15,11 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonlines
+if TYPE_CHECKING:
+    from jsonlines import InvalidLineError
+
 
 CONTENT_TYPES = ("markdown", "json", "plaintext", "transcript", "curated")
 SOURCE_KINDS = ("durable", "ephemeral", "session")
@@ -158,6 +160,9 @@ def load_fixture_set(paths: Sequence[Path], root: Path) -> FixtureSet:
 
 def load_fixture_file(path: Path, shown_as: str | None = None) -> FixtureFile:
     """Parse one JSONL file; each broken line or case is an error, never an exception."""
+    # jsonlines pulls in attrs: imported when a fixture file is read, not at pytest start-up.
+    import jsonlines
+
     shown = shown_as if shown_as is not None else path.as_posix()
     entries: list[Entry] = []
     errors: list[FixtureError] = []
@@ -206,7 +211,7 @@ def _is_blank(line: str | bytes) -> bool:
     return not line.strip()
 
 
-def _invalid_line_error(shown: str, exc: jsonlines.InvalidLineError) -> FixtureError:
+def _invalid_line_error(shown: str, exc: InvalidLineError) -> FixtureError:
     reason = str(exc).rsplit(" (line ", 1)[0]
     if isinstance(exc.line, bytes):
         return FixtureError(shown, exc.lineno, "encoding", reason)

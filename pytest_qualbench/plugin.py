@@ -143,6 +143,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="what a missing or unreadable baseline does (default: warn)",
     )
     group.addoption(
+        "--qualbench-lint",
+        dest="qualbench_lint",
+        action="store_true",
+        help="lint the fixture set before running it (as `qualbench lint`); lint errors fail the run",
+    )
+    group.addoption(
         "--qualbench-html",
         dest="qualbench_html",
         metavar="PATH",
@@ -340,6 +346,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 
 def _engine_info(bench_run: BenchRun) -> dict[str, Any] | None:
+    """Name, config and indexing warnings of the engines this process built."""
     for corpus in bench_run.corpora.values():
         engine = corpus.engine
         config = getattr(engine, "config", {})
@@ -347,6 +354,11 @@ def _engine_info(bench_run: BenchRun) -> dict[str, Any] | None:
             "name": f"{type(engine).__module__}:{type(engine).__qualname__}",
             "config": dict(config) if isinstance(config, dict) else {},
             "lists_chunks": bench_run.lists_chunks(),
+            "warnings": sorted(
+                str(warning)
+                for indexed in bench_run.corpora.values()
+                for warning in getattr(indexed.engine, "warnings", ())
+            ),
         }
     return None
 
@@ -377,6 +389,18 @@ class QualbenchReporter:
         self.compare_lines: list[str] = []
         self.baseline: tuple[dict[str, Any], dict[str, Any]] | None = None
         self.html_line: str | None = None
+        self.lint_lines: list[str] = []
+        self.lint_failed = False
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if not self.config.option.qualbench_lint:
+            return
+        from pytest_qualbench.lint import has_errors, lint_fixture_set
+
+        bench_run = self.config.stash[bench_run_key]
+        findings = lint_fixture_set(self.fixture_set, bench_run.engine_factory)
+        self.lint_lines = [str(finding) for finding in findings] or ["no findings"]
+        self.lint_failed = has_errors(findings)
 
     def _case_of(self, nodeid: str) -> Case | None:
         path, _, name = nodeid.rpartition("::")
@@ -401,8 +425,20 @@ class QualbenchReporter:
             return
         for content_type, index_ms in output["index_ms"].items():
             self.index_ms[content_type] = max(index_ms, self.index_ms.get(content_type, 0.0))
+        engine = output["engine"]
+        if engine is None:
+            return
         if self.engine is None:
-            self.engine = output["engine"]
+            self.engine = engine
+        else:
+            # Each worker indexed only the content types it ran: their warnings add up.
+            warnings = set(self.engine["warnings"]) | set(engine["warnings"])
+            lists_chunks = self.engine["lists_chunks"] and engine["lists_chunks"]
+            self.engine = {
+                **self.engine,
+                "warnings": sorted(warnings),
+                "lists_chunks": lists_chunks,
+            }
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -426,7 +462,7 @@ class QualbenchReporter:
         )
         self.verdicts = check_floors(self.report, self.floors, enforced=full_run)
         write_report(self.report_path, self.report)
-        gate_failed = any(verdict.ok is False for verdict in self.verdicts)
+        gate_failed = self.lint_failed or any(verdict.ok is False for verdict in self.verdicts)
         baseline: str | None = self.config.option.qualbench_compare
         if baseline:
             gate_failed |= self._compare(self.config.invocation_params.dir / baseline, self.report)
@@ -482,7 +518,11 @@ class QualbenchReporter:
             "python": platform.python_version(),
             "platform": platform.platform(),
             "plugin_version": __version__,
-            "engine": {"name": engine["name"], "config": engine["config"]},
+            "engine": {
+                "name": engine["name"],
+                "config": engine["config"],
+                "warnings": engine.get("warnings", []),
+            },
             "relevant_set": "chunks" if engine["lists_chunks"] else "returned",
             "selection": {"cases_in_fixture_set": len(self.cases), "cases_run": len(self.records)},
         }
@@ -499,6 +539,8 @@ class QualbenchReporter:
                 f"floors not enforced: {selection['cases_run']} of "
                 f"{selection['cases_in_fixture_set']} cases ran"
             )
+        for warning in self.report["metadata"]["engine"]["warnings"]:
+            terminalreporter.write_line(f"engine warning: {warning}", yellow=True)
         if any(not record.layers_reported for record in self.records.values()):
             terminalreporter.write_line("layer checks skipped: the engine labels no layers")
         for verdict in self.verdicts:
@@ -506,6 +548,10 @@ class QualbenchReporter:
                 terminalreporter.write_line(verdict.describe(), red=True, bold=True)
         if self.html_line is not None:
             terminalreporter.write_line(self.html_line)
+        if self.lint_lines:
+            terminalreporter.write_sep("-", "qualbench lint")
+            for line in self.lint_lines:
+                terminalreporter.write_line(line)
         if self.compare_lines:
             terminalreporter.write_sep("-", "qualbench compare")
             for line in self.compare_lines:

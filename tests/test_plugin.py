@@ -300,6 +300,7 @@ def test_report_schema(pytester: pytest.Pytester) -> None:
     assert report["metadata"]["engine"] == {
         "name": "wordengine:WordEngine",
         "config": {"kind": "word"},
+        "warnings": [],
     }
     assert report["metadata"]["relevant_set"] == "chunks"
     assert sorted(report["overall"]) == sorted(
@@ -411,3 +412,26 @@ def test_empty_cases_entry_is_indexed_but_asks_nothing(
     pytester.runpytest("--qualbench").assert_outcomes(passed=1)
     record = read_report(pytester)["cases"][0]
     assert record["result_count"] == 2
+
+
+def test_lint_at_collection_time(pytester: pytest.Pytester, write_fixture: WriteFixture) -> None:
+    write_fixture(
+        "plaintext.jsonl",
+        [
+            entry(
+                "txt_001",
+                "alpha beta",
+                [case("txt_001_q1", "alpha", ["gamma"]), case("txt_001_q_neg", "alpha", [])],
+                content_type="plaintext",
+            )
+        ],
+    )
+    result = pytester.runpytest("--qualbench", "--qualbench-lint")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "*- qualbench lint -*",
+            "bench_fixtures/plaintext.jsonl:1: error: *gamma*",
+            "bench_fixtures/plaintext.jsonl:1: warning: *txt_001_q_neg*",
+        ]
+    )

@@ -1,0 +1,421 @@
+"""Importers: standard labeled IR collections (BEIR, TREC) turned into JSONL fixtures.
+
+A collection judges whole documents; a fixture judges text. The bridge is one
+needle per judged-relevant document: a verbatim substring that no other document
+of the collection contains, so "a result contains the needle" means exactly "the
+result comes from that document". A document for which no such substring exists
+(an exact duplicate, say) cannot be judged this way, and its judgments are
+dropped and counted, never silently kept.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jsonlines
+
+from pytest_qualbench.fixtures import BASE_LAYERS
+from pytest_qualbench.lint import needle_weakness, words
+
+SOURCE_KIND = "durable"
+# A collection says which documents are relevant, not which layer finds them; fused is
+# what a natural-language query usually gets, and the layer check is best left off.
+EXPECTED_LAYER = BASE_LAYERS[2]
+MAX_NEEDLE_WORDS = 8
+
+DUPLICATE_JUDGMENT = "duplicate judgment"
+UNKNOWN_QUERY = "unknown query id"
+BELOW_THRESHOLD = "below the relevance threshold"
+UNKNOWN_DOCUMENT = "unknown document id"
+NO_NEEDLE = "no unique needle possible"
+NO_RELEVANT_DOCUMENT = "no relevant document"
+JUDGMENT_DROP_REASONS = (
+    DUPLICATE_JUDGMENT,
+    UNKNOWN_QUERY,
+    BELOW_THRESHOLD,
+    UNKNOWN_DOCUMENT,
+    NO_NEEDLE,
+)
+QUERY_DROP_REASONS = (NO_RELEVANT_DOCUMENT, UNKNOWN_DOCUMENT, NO_NEEDLE)
+
+_TREC_DOC = re.compile(r"<DOC>(.*?)</DOC>", re.DOTALL | re.IGNORECASE)
+_TREC_DOCNO = re.compile(r"<DOCNO>\s*(.*?)\s*</DOCNO>", re.DOTALL | re.IGNORECASE)
+_TREC_TEXT = re.compile(r"<TEXT>(.*?)</TEXT>", re.DOTALL | re.IGNORECASE)
+_TREC_TOPIC = re.compile(r"<top>(.*?)</top>", re.DOTALL | re.IGNORECASE)
+# Classic TREC topics leave <num> and <title> unclosed: a field runs to the next tag.
+_TREC_NUM = re.compile(r"<num>\s*(?:Number:)?\s*([^<]*)", re.IGNORECASE)
+_TREC_TITLE = re.compile(r"<title>\s*(?:Topic:)?\s*([^<]*)", re.IGNORECASE)
+_WORD = re.compile(r"\w+")
+
+
+class CollectionError(Exception):
+    """A collection file that does not read as its format says, located by file and line."""
+
+
+@dataclass(frozen=True)
+class Document:
+    """One judged unit of a collection."""
+
+    doc_id: str
+    title: str
+    text: str
+
+    @property
+    def haystack(self) -> str:
+        # One newline, not a blank line: a paragraph-splitting chunker keeps the title
+        # in the chunk of the text it names.
+        return f"{self.title}\n{self.text}" if self.title else self.text
+
+
+@dataclass(frozen=True)
+class Query:
+    """One topic of a collection: its id and the text that is searched."""
+
+    query_id: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Judgment:
+    """One qrels line: how relevant a document is to a query (graded, higher is better)."""
+
+    query_id: str
+    doc_id: str
+    relevance: int
+
+
+@dataclass(frozen=True)
+class Collection:
+    """Documents, queries and judgments, each in the order of its files."""
+
+    documents: tuple[Document, ...]
+    queries: tuple[Query, ...]
+    judgments: tuple[Judgment, ...]
+
+
+@dataclass(frozen=True)
+class ImportOutcome:
+    """The fixture entries of a collection, and what could not become a case and why."""
+
+    entries: tuple[dict[str, Any], ...]
+    queries_total: int
+    judgments_total: int
+    dropped_queries: tuple[tuple[str, int], ...]
+    dropped_judgments: tuple[tuple[str, int], ...]
+
+    @property
+    def cases(self) -> int:
+        return sum(len(entry["cases"]) for entry in self.entries)
+
+
+def read_beir(directory: Path, split: str = "test") -> Collection:
+    """A BEIR dataset folder: corpus.jsonl, queries.jsonl and qrels/<split>.tsv."""
+    documents = tuple(
+        Document(_field(row, "_id", where), str(row.get("title") or ""), _field(row, "text", where))
+        for row, where in _json_lines(directory / "corpus.jsonl")
+    )
+    queries = tuple(
+        Query(_field(row, "_id", where), _field(row, "text", where))
+        for row, where in _json_lines(directory / "queries.jsonl")
+    )
+    judgments = []
+    qrels = directory / "qrels" / f"{split}.tsv"
+    for fields, where in _split_lines(qrels, "\t"):
+        if fields[0] == "query-id":
+            continue
+        if len(fields) != 3:
+            raise CollectionError(f"{where}: expected query-id, corpus-id, score; got {fields!r}")
+        judgments.append(Judgment(fields[0], fields[1], _relevance(fields[2], where)))
+    return Collection(documents, queries, tuple(judgments))
+
+
+def read_trec(document_paths: Sequence[Path], topics_path: Path, qrels_path: Path) -> Collection:
+    """TREC files: <DOC>/<DOCNO>/<TEXT> documents, <top>/<num>/<title> topics, qrels."""
+    documents = []
+    for path in _files_under(document_paths):
+        for match in _TREC_DOC.finditer(_read_text(path)):
+            docno = _TREC_DOCNO.search(match.group(1))
+            if docno is None or not docno.group(1):
+                raise CollectionError(f"{path}: a <DOC> without <DOCNO>")
+            text = "\n\n".join(part.strip() for part in _TREC_TEXT.findall(match.group(1)))
+            documents.append(Document(docno.group(1), "", text))
+    queries = []
+    for topic in _TREC_TOPIC.finditer(_read_text(topics_path)):
+        number = _TREC_NUM.search(topic.group(1))
+        title = _TREC_TITLE.search(topic.group(1))
+        if number is None or title is None:
+            raise CollectionError(f"{topics_path}: a <top> without <num> or <title>")
+        queries.append(Query(number.group(1).strip(), " ".join(title.group(1).split())))
+    judgments = []
+    for fields, where in _split_lines(qrels_path, None):
+        if len(fields) != 4:
+            raise CollectionError(
+                f"{where}: expected `qid iteration docno relevance`; got {fields!r}"
+            )
+        judgments.append(Judgment(fields[0], fields[2], _relevance(fields[3], where)))
+    return Collection(tuple(documents), tuple(queries), tuple(judgments))
+
+
+def build_fixtures(
+    collection: Collection,
+    *,
+    name: str,
+    content_type: str = "plaintext",
+    min_relevance: int = 1,
+    rank_ceiling: int = 0,
+) -> ImportOutcome:
+    """One entry per document; one case per query, on the entry of its first relevant document."""
+    position_of = _document_positions(collection.documents)
+    relevant, unknown_relevant, dropped_judgments = _relevant_documents(
+        collection, position_of, min_relevance
+    )
+    needles = _needles(collection.documents, position_of, relevant)
+    dropped_judgments[NO_NEEDLE] += sum(
+        needles[doc_id] is None for doc_ids in relevant.values() for doc_id in doc_ids
+    )
+    cases_by_document: dict[str, list[Query]] = {}
+    dropped_queries: Counter[str] = Counter()
+    for query in collection.queries:
+        judged = relevant.get(query.query_id, [])
+        kept = [doc_id for doc_id in judged if needles[doc_id] is not None]
+        if kept:
+            cases_by_document.setdefault(kept[0], []).append(query)
+        elif judged:
+            dropped_queries[NO_NEEDLE] += 1
+        elif query.query_id in unknown_relevant:
+            dropped_queries[UNKNOWN_DOCUMENT] += 1
+        else:
+            dropped_queries[NO_RELEVANT_DOCUMENT] += 1
+
+    def case(entry_id: str, number: int, query: Query) -> dict[str, Any]:
+        found = (needles[doc_id] for doc_id in relevant[query.query_id])
+        return {
+            "case_id": f"{entry_id}_q{number}",
+            "query": query.text,
+            "needles": [needle for needle in found if needle is not None],
+            "expected_layer": EXPECTED_LAYER,
+            "expected_rank_ceiling": rank_ceiling,
+        }
+
+    entries = []
+    for document in collection.documents:
+        entry_id = f"{name}_{document.doc_id}"
+        queries = cases_by_document.get(document.doc_id, [])
+        metadata: dict[str, Any] = {"doc_id": document.doc_id}
+        if queries:
+            metadata["query_ids"] = [query.query_id for query in queries]
+        entries.append(
+            {
+                "id": entry_id,
+                "content_type": content_type,
+                "haystack": document.haystack,
+                "source_label": f"{name}:{document.doc_id}",
+                "source_kind": SOURCE_KIND,
+                "cases": [case(entry_id, n, q) for n, q in enumerate(queries, start=1)],
+                "metadata": metadata,
+            }
+        )
+    return ImportOutcome(
+        entries=tuple(entries),
+        queries_total=len(collection.queries),
+        judgments_total=len(collection.judgments),
+        dropped_queries=_in_order(dropped_queries, QUERY_DROP_REASONS),
+        dropped_judgments=_in_order(dropped_judgments, JUDGMENT_DROP_REASONS),
+    )
+
+
+def _relevant_documents(
+    collection: Collection, position_of: Mapping[str, int], min_relevance: int
+) -> tuple[dict[str, list[str]], set[str], Counter[str]]:
+    """Relevant known documents per query, in qrels order, and what was dropped on the way.
+
+    Also returns the queries that judged an unknown document relevant, so a query left
+    with nothing can say why.
+    """
+    query_ids = {query.query_id for query in collection.queries}
+    relevant: dict[str, list[str]] = {}
+    unknown_relevant: set[str] = set()
+    dropped: Counter[str] = Counter()
+    seen: set[tuple[str, str]] = set()
+    for judgment in collection.judgments:
+        key = (judgment.query_id, judgment.doc_id)
+        if key in seen:
+            dropped[DUPLICATE_JUDGMENT] += 1
+        elif judgment.query_id not in query_ids:
+            dropped[UNKNOWN_QUERY] += 1
+        elif judgment.relevance < min_relevance:
+            dropped[BELOW_THRESHOLD] += 1
+        elif judgment.doc_id not in position_of:
+            dropped[UNKNOWN_DOCUMENT] += 1
+            unknown_relevant.add(judgment.query_id)
+        else:
+            relevant.setdefault(judgment.query_id, []).append(judgment.doc_id)
+        seen.add(key)
+    return relevant, unknown_relevant, dropped
+
+
+def _needles(
+    documents: Sequence[Document],
+    position_of: Mapping[str, int],
+    relevant: Mapping[str, Sequence[str]],
+) -> dict[str, str | None]:
+    """The needle of every relevant document, None where no unique one exists."""
+    haystacks = [document.haystack for document in documents]
+    document_frequency = _document_frequency(haystacks)
+    # Exact duplicates have no unique window; knowing it up front spares a scan per word.
+    duplicated = {haystack for haystack, count in Counter(haystacks).items() if count > 1}
+    needles: dict[str, str | None] = {}
+    for doc_ids in relevant.values():
+        for doc_id in doc_ids:
+            if doc_id in needles:
+                continue
+            position = position_of[doc_id]
+            needles[doc_id] = (
+                None
+                if haystacks[position] in duplicated
+                else unique_needle(position, haystacks, document_frequency)
+            )
+    return needles
+
+
+def unique_needle(
+    position: int, haystacks: Sequence[str], document_frequency: Counter[str]
+) -> str | None:
+    """The shortest window of words around the rarest word that no other haystack holds.
+
+    Anchors are tried from the rarest word on (ties: longer, then earlier). A window
+    never crosses a line, so it stays inside one chunk, and is never a needle the
+    linter would warn about (too short, a common word).
+    """
+    anchors = []
+    for line_start, line in _lines(haystacks[position]):
+        line_words = list(_WORD.finditer(line))
+        for index, word in enumerate(line_words):
+            text = word.group()
+            rarity = (document_frequency[text.lower()], -len(text), line_start + word.start())
+            anchors.append((rarity, index, line, line_words))
+    others_holding: dict[str, list[str]] = {}
+    for _, index, line, line_words in sorted(anchors, key=lambda anchor: anchor[0]):
+        anchor = line_words[index].group()
+        if anchor not in others_holding:
+            # Every window around the anchor contains it: only these haystacks can hold one.
+            others_holding[anchor] = [
+                other for at, other in enumerate(haystacks) if at != position and anchor in other
+            ]
+        for size in range(1, MAX_NEEDLE_WORDS + 1):
+            for first in range(max(0, index - size + 1), min(index, len(line_words) - size) + 1):
+                needle = line[line_words[first].start() : line_words[first + size - 1].end()]
+                if needle_weakness(needle) is None and not any(
+                    needle in other for other in others_holding[anchor]
+                ):
+                    return needle
+    return None
+
+
+def write_fixtures(entries: Sequence[dict[str, Any]], path: Path) -> None:
+    """Write entries as JSONL, one object per line, UTF-8."""
+    with jsonlines.open(path, mode="w", dumps=_dumps) as writer:
+        writer.write_all(entries)
+
+
+def summary_lines(outcome: ImportOutcome, path: Path) -> list[str]:
+    """What an import wrote and what it dropped, one line each, for a person to read."""
+    return [
+        f"wrote {len(outcome.entries)} entries with {outcome.cases} cases to {path}",
+        _dropped_line("queries", outcome.queries_total, outcome.dropped_queries),
+        _dropped_line("judgments", outcome.judgments_total, outcome.dropped_judgments),
+    ]
+
+
+def _dropped_line(what: str, total: int, dropped: Sequence[tuple[str, int]]) -> str:
+    count = sum(number for _, number in dropped)
+    reasons = ", ".join(f"{number} {reason}" for reason, number in dropped)
+    return f"dropped {count} of {total} {what}" + (f": {reasons}" if reasons else "")
+
+
+def _in_order(counts: Counter[str], reasons: Sequence[str]) -> tuple[tuple[str, int], ...]:
+    return tuple((reason, counts[reason]) for reason in reasons if counts[reason])
+
+
+def _document_positions(documents: Sequence[Document]) -> dict[str, int]:
+    positions: dict[str, int] = {}
+    for position, document in enumerate(documents):
+        if document.doc_id in positions:
+            raise CollectionError(f"duplicate document id {document.doc_id!r}")
+        positions[document.doc_id] = position
+    return positions
+
+
+def _document_frequency(haystacks: Sequence[str]) -> Counter[str]:
+    frequency: Counter[str] = Counter()
+    for haystack in haystacks:
+        frequency.update(set(words(haystack)))
+    return frequency
+
+
+def _lines(text: str) -> Iterator[tuple[int, str]]:
+    start = 0
+    for line in text.splitlines(keepends=True):
+        yield start, line.rstrip("\r\n")
+        start += len(line)
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CollectionError(f"{path}: {exc}") from exc
+
+
+def _files_under(paths: Sequence[Path]) -> list[Path]:
+    files = []
+    for path in paths:
+        if path.is_dir():
+            files += sorted(p for p in path.rglob("*") if p.is_file())
+        else:
+            files.append(path)
+    return files
+
+
+def _json_lines(path: Path) -> Iterator[tuple[dict[str, Any], str]]:
+    for number, line in enumerate(_read_text(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise CollectionError(f"{where}: {exc}") from exc
+        if not isinstance(row, dict):
+            raise CollectionError(f"{where}: expected a JSON object")
+        yield row, where
+
+
+def _split_lines(path: Path, separator: str | None) -> Iterator[tuple[list[str], str]]:
+    for number, line in enumerate(_read_text(path).splitlines(), start=1):
+        if line.strip():
+            yield [field.strip() for field in line.split(separator)], f"{path}:{number}"
+
+
+def _field(row: dict[str, Any], name: str, where: str) -> str:
+    value = row.get(name)
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise CollectionError(f"{where}: field {name!r} is missing or not a string")
+    return str(value)
+
+
+def _relevance(text: str, where: str) -> int:
+    try:
+        return int(text)
+    except ValueError as exc:
+        raise CollectionError(f"{where}: relevance {text!r} is not an integer") from exc
