@@ -124,12 +124,18 @@ def summary_lines(section: Mapping[str, Any]) -> list[str]:
     for metric in HEAD_TO_HEAD_METRICS:
         row = section["metrics"][metric]
         lines.append(f"{metric:<13}" + "".join(f"{_fmt(row[name]):>{width}}" for name in names))
-    for other, lifts in section["lift"].items():
-        cells = ", ".join(
-            f"{metric} {_signed(values['absolute'])} ({_percent(values['relative'])})"
-            for metric, values in lifts.items()
+    if section["lift"]:
+        lines.append(
+            f"{'engine lift':<13}" + "".join(f"{metric:>18}" for metric in HEAD_TO_HEAD_METRICS)
         )
-        lines.append(f"engine vs {other}: {cells}")
+        # Rows in the order the rankers were asked for (the JSON object sorts its keys).
+        for other in (name for name in names if name in section["lift"]):
+            lifts = section["lift"][other]
+            cells = "".join(
+                f"{_signed(lifts[metric]['absolute']) + ' (' + _percent(lifts[metric]['relative']) + ')':>18}"
+                for metric in HEAD_TO_HEAD_METRICS
+            )
+            lines.append(f"{'vs ' + other:<13}{cells}")
     return lines
 
 

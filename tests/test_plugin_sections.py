@@ -74,8 +74,9 @@ def test_rankers_table_prints_and_lands_in_the_report(pytester: pytest.Pytester)
             "recall@5*",
             "mrr*",
             "ndcg@10*",
-            "engine vs flatfile: precision@1 *",
-            "engine vs bm25: precision@1 *",
+            "engine lift*precision@1*hit@3*recall@5*mrr*ndcg@10",
+            "vs flatfile *+0.000 (+0.0%)*",
+            "vs bm25 *",
         ]
     )
     report = read_report(pytester)
