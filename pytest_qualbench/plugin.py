@@ -52,7 +52,7 @@ from pytest_qualbench.runner import (
     load_engine_factory,
 )
 from pytest_qualbench.sections import SectionOptions, extra_sections
-from pytest_qualbench.tokens import DEFAULT_TOKENS_K, parse_tokens_k
+from pytest_qualbench.tokens import DEFAULT_TOKENS_K
 
 DEFAULT_REPORT = ".qualbench/report.json"
 DEFAULT_PATHS = ("bench_fixtures",)
@@ -62,12 +62,21 @@ reporter_key = pytest.StashKey["QualbenchReporter"]()
 
 def positive_int(text: str) -> int:
     """argparse `type=`: a whole number >= 1."""
+    return _whole_number(text, minimum=1)
+
+
+def non_negative_int(text: str) -> int:
+    """argparse `type=`: a whole number >= 0."""
+    return _whole_number(text, minimum=0)
+
+
+def _whole_number(text: str, *, minimum: int) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not >= 1")
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"{value} is not >= {minimum}")
     return value
 
 
@@ -166,7 +175,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--qualbench-tokens-k",
         dest="qualbench_tokens_k",
-        type=parse_tokens_k,
+        type=non_negative_int,
         default=DEFAULT_TOKENS_K,
         metavar="K",
         help=f"token cost of the top K results against the whole corpus (default {DEFAULT_TOKENS_K}; 0: skip)",

@@ -12,7 +12,6 @@ This measures input context only: not output tokens, not a bill.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import importlib.metadata
 import math
@@ -138,14 +137,3 @@ def summary_lines(section: Mapping[str, Any]) -> list[str]:
             + (f"{saved:>8.1f}%" if saved is not None else f"{'-':>9}")
         )
     return lines
-
-
-def parse_tokens_k(text: str) -> int:
-    """argparse `type=`: how many top results a call sends, 0 to skip the token cost."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{value} is not >= 0")
-    return value

@@ -2,39 +2,12 @@
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
 import pytest
 
 from pytest_qualbench.report import without_timings
-from tests.conftest import WriteFixture, case, entry
+from tests.conftest import WriteFixture, case
+from tests.test_plugin import JSON_ENTRIES, MARKDOWN, read_report
 from tests.test_rankers import LESSONS
-
-MARKDOWN = [
-    entry(
-        "md_001",
-        "# Pool\n\n## Connection Pool Settings\nmaxIdleConns defaults to 10\n\nunrelated pool words",
-        [
-            case("md_001_q1", "connection pool settings", ["## Connection Pool Settings"]),
-            case("md_001_q2", "maxidleconns", ["maxIdleConns defaults to 10"]),
-            case("md_001_q_neg", "hallucigenia", []),
-        ],
-    ),
-    entry(
-        "md_002",
-        "# Retry\n\nexponential backoff with jitter",
-        [case("md_002_q1", "backoff jitter", ["exponential backoff"])],
-    ),
-]
-JSON_ENTRIES = [
-    entry(
-        "json_001",
-        '{"metrics": {"p99_latency_ms": 250}}',
-        [case("json_001_q1", "p99_latency_ms", ["p99_latency_ms"], ceiling=5)],
-        content_type="json",
-    ),
-]
 
 REVERSED_RANKER = """
 from pytest_qualbench.rankers import register_ranker
@@ -54,11 +27,6 @@ register_ranker("reversed", make_reversed)
 def bench(write_fixture: WriteFixture, word_engine: None) -> None:
     write_fixture("markdown.jsonl", MARKDOWN)
     write_fixture("json.jsonl", JSON_ENTRIES)
-
-
-def read_report(pytester: pytest.Pytester, name: str = ".qualbench/report.json") -> dict[str, Any]:
-    report: dict[str, Any] = json.loads((pytester.path / name).read_text(encoding="utf-8"))
-    return report
 
 
 @pytest.mark.usefixtures("bench")
@@ -154,6 +122,9 @@ def test_token_cost_by_default_and_skipped_at_k_0(pytester: pytest.Pytester) -> 
     assert 0 < section["overall"]["reduction_pct"] < 100
     pytester.runpytest("--qualbench", "--qualbench-tokens-k=0")
     assert "token_cost" not in read_report(pytester)
+    refused = pytester.runpytest("--qualbench", "--qualbench-tokens-k=-1")
+    assert refused.ret == pytest.ExitCode.USAGE_ERROR
+    refused.stderr.fnmatch_lines(["*--qualbench-tokens-k: -1 is not >= 0*"])
 
 
 def test_start_times_cold_then_seeded_from_the_cache(
@@ -237,14 +208,3 @@ def test_a_ranker_that_raises_costs_its_section_not_the_report(pytester: pytest.
     result.assert_outcomes(passed=5)
     result.stdout.fnmatch_lines(["rankers skipped: RuntimeError: no ranker today"])
     assert read_report(pytester)["rankers"]["skipped"] == "RuntimeError: no ranker today"
-
-
-@pytest.mark.usefixtures("bench")
-def test_two_workers_give_the_serial_sections(pytester: pytest.Pytester) -> None:
-    pytest.importorskip("xdist")
-    options = ("--qualbench", "--qualbench-rankers=flatfile,bm25,engine")
-    pytester.runpytest_subprocess(*options, "--qualbench-report=serial.json")
-    pytester.runpytest_subprocess(*options, "-n", "2", "--qualbench-report=parallel.json")
-    serial, parallel = read_report(pytester, "serial.json"), read_report(pytester, "parallel.json")
-    assert parallel["rankers"] == serial["rankers"]
-    assert parallel["token_cost"] == serial["token_cost"]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Iterator
 
@@ -14,7 +13,6 @@ from pytest_qualbench.tokens import (
     APPROXIMATE_METHOD,
     TokenCounter,
     approximate_tokens,
-    parse_tokens_k,
     reduction_percent,
     token_cost,
     token_counter,
@@ -127,11 +125,3 @@ def test_exact_cl100k_base_counts_offline(no_token_counter_cache: None) -> None:
     assert counter.count("tiktoken is great!") == 6
     # A special token's spelling in user text is ordinary text, never an error.
     assert counter.count("<|endoftext|>") > 1
-
-
-def test_tokens_k_option_values() -> None:
-    assert parse_tokens_k("0") == 0
-    assert parse_tokens_k("5") == 5
-    for bad in ("-1", "three"):
-        with pytest.raises(argparse.ArgumentTypeError):
-            parse_tokens_k(bad)
