@@ -258,9 +258,12 @@ def _fixture_paths(config: pytest.Config) -> list[Path] | None:
     ini_dir = config.inipath.parent if config.inipath is not None else config.rootpath
     configured = [ini_dir / entry for entry in config.getini("qualbench_paths")]
     existing = [str(path) for path in configured if path.exists()]
-    if config.args_source != pytest.Config.ArgsSource.ARGS:
+    named = config.args_source == pytest.Config.ArgsSource.ARGS
+    if not named:
         config.args = existing if flag else [*config.args, *existing]
-    extra = [path for path in arg_paths if path.is_dir()] if enabled else []
+    # Only directories the user named join the fixture set: testpaths or the
+    # invocation directory may hold unrelated .jsonl files that would change the hash.
+    extra = [path for path in arg_paths if path.is_dir()] if enabled and named else []
     return [*configured, *named_files, *extra]
 
 

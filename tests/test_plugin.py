@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from pytest_qualbench.fixtures import dataset_hash
 from pytest_qualbench.report import without_timings
 from tests.conftest import WriteFixture, case, entry
 
@@ -343,6 +344,19 @@ def test_hash_changes_with_one_byte(pytester: pytest.Pytester) -> None:
         read_report(pytester, "a.json")["dataset_hash"]
         != read_report(pytester, "b.json")["dataset_hash"]
     )
+
+
+@pytest.mark.usefixtures("bench")
+def test_unrelated_jsonl_under_testpaths_stays_out_of_the_fixture_set(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeini("[pytest]\nqualbench_engine = wordengine:WordEngine\ntestpaths = tests\n")
+    data = pytester.path / "tests" / "data"
+    data.mkdir(parents=True)
+    (data / "queries.jsonl").write_text('{"_id": "q1", "text": "not a fixture"}\n')
+    pytester.runpytest("--qualbench").assert_outcomes(passed=5)
+    fixture_files = sorted((pytester.path / "bench_fixtures").glob("*.jsonl"))
+    assert read_report(pytester)["dataset_hash"] == dataset_hash(fixture_files, pytester.path)
 
 
 @pytest.mark.usefixtures("bench")

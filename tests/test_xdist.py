@@ -86,3 +86,40 @@ def test_crashed_worker_keeps_its_case_in_the_denominator(
     assert len(report["cases"]) == 36
     assert report["overall"]["cases"] == 24
     assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+# Logs which process indexed which content type: indexing is lazy, per process.
+LOGGING_ENGINE = """
+import os
+import wordengine
+
+class Logging(wordengine.WordEngine):
+    def index(self, entries):
+        with open("index.log", "a") as log:
+            worker = os.environ.get("PYTEST_XDIST_WORKER", "serial")
+            log.write(f"{worker} {entries[0].content_type}\\n")
+        super().index(entries)
+"""
+
+
+@pytest.mark.usefixtures("bench")
+def test_loadfile_on_auto_workers_matches_serial_and_indexes_each_type_once(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(logging_engine=LOGGING_ENGINE)
+    engine = "--qualbench-engine=logging_engine:Logging"
+    # In-process is enough for the serial reference, and saves a subprocess start.
+    serial = pytester.runpytest("--qualbench", engine, "--qualbench-report=serial.json")
+    (pytester.path / "index.log").unlink()
+    parallel = pytester.runpytest_subprocess(
+        "--qualbench", engine, "-n", "auto", "--dist", "loadfile", "--qualbench-report=auto.json"
+    )
+    assert serial.ret == parallel.ret
+    assert without_timings(read(pytester, "serial.json")) == without_timings(
+        read(pytester, "auto.json")
+    )
+    # One fixture file per content type, one file per worker: each type is indexed once.
+    indexed = sorted(
+        line.split()[1] for line in (pytester.path / "index.log").read_text().splitlines()
+    )
+    assert indexed == ["json", "markdown", "plaintext"]
