@@ -51,7 +51,7 @@ from pytest_qualbench.runner import (
     EngineSpecError,
     load_engine_factory,
 )
-from pytest_qualbench.sections import SectionOptions, extra_sections
+from pytest_qualbench.sections import SectionOptions, extra_sections, retrieved_tokens
 from pytest_qualbench.tokens import DEFAULT_TOKENS_K
 
 DEFAULT_REPORT = ".qualbench/report.json"
@@ -344,6 +344,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if isinstance(item, CaseItem) and call.when == "call" and item.record is not None:
         # A report attribute travels with the report from xdist workers to the controller.
         report.qualbench_case = item.record.to_wire()
+        tokens = retrieved_tokens(
+            item.config.stash[bench_run_key], item.case, item.config.option.qualbench_tokens_k
+        )
+        if tokens is not None:
+            report.qualbench_tokens = tokens
     return report
 
 
@@ -394,6 +399,8 @@ class QualbenchReporter:
         self.report_path = report_path
         self.cases: dict[str, Case] = {case.case_id: case for case in fixture_set.cases()}
         self.records: dict[str, CaseRecord] = {}
+        # Tokens of each positive case's top-k results, counted where the case ran.
+        self.retrieved_tokens: dict[str, int] = {}
         self.index_ms: dict[str, float] = {}
         self.engine: dict[str, Any] | None = None
         self.report: dict[str, Any] | None = None
@@ -422,6 +429,9 @@ class QualbenchReporter:
         wire = getattr(report, "qualbench_case", None)
         if wire is not None:
             self.records[wire["case_id"]] = CaseRecord.from_wire(wire)
+            tokens = getattr(report, "qualbench_tokens", None)
+            if tokens is not None:
+                self.retrieved_tokens[wire["case_id"]] = tokens
             return
         case = self._case_of(report.nodeid)
         if case is not None and report.failed and case.case_id not in self.records:
@@ -462,7 +472,7 @@ class QualbenchReporter:
             self.engine = _engine_info(bench_run)
         full_run = set(self.records) >= set(self.cases)
         ran = [self.cases[case_id] for case_id in sorted(self.records) if case_id in self.cases]
-        sections = extra_sections(bench_run, ran, self.section_options)
+        sections = extra_sections(bench_run, ran, self.section_options, self.retrieved_tokens)
         self.report = build_report(
             list(self.records.values()),
             dataset_hash=self.fixture_set.dataset_hash,

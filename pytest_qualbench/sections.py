@@ -1,14 +1,16 @@
 """The report's optional sections, computed on the controller once the cases ran.
 
-`rankers` (head-to-head table), `token_cost` and `start_times` all reuse the
-session's `BenchRun`: the engine it indexed per content type (built here on
-an xdist controller, which indexes nothing while the workers run) and the
-chunks that engine made. The plugin only decides which sections are wanted.
+`rankers` (head-to-head table) and `start_times` reuse the session's
+`BenchRun`: the engine it indexed per content type (built here on an xdist
+controller, which indexes nothing while the workers run) and the chunks that
+engine made. The token cost of a case is counted where the case ran (see
+`retrieved_tokens`), so a default run never indexes on the controller. The
+plugin only decides which sections are wanted.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,9 +38,15 @@ class SectionOptions:
 
 
 def extra_sections(
-    bench_run: BenchRun, cases: Sequence[Case], options: SectionOptions
+    bench_run: BenchRun,
+    cases: Sequence[Case],
+    options: SectionOptions,
+    retrieved: Mapping[str, int],
 ) -> dict[str, Any]:
-    """The wanted sections over the cases that ran, keyed by their report name."""
+    """The wanted sections over the cases that ran, keyed by their report name.
+
+    `retrieved` holds `retrieved_tokens` per case id, as the cases' reports brought it.
+    """
     positives = sorted((case for case in cases if not case.is_negative), key=lambda c: c.case_id)
     sections: dict[str, Any] = {}
     if not positives:
@@ -50,8 +58,16 @@ def extra_sections(
             {"rankers": names, "metrics": {}, "lift": {}},
         )
     if options.tokens_k > 0:
+        counted = [case for case in positives if case.case_id in retrieved]
         sections["token_cost"] = guarded(
-            lambda: token_cost_section(bench_run, positives, options.tokens_k), {}
+            lambda: token_cost(
+                counted,
+                bench_run.fixture_set.entries,
+                retrieved,
+                k=options.tokens_k,
+                counter=token_counter(),
+            ),
+            {},
         )
     if options.start_times:
         sections["start_times"] = guarded(
@@ -70,16 +86,21 @@ def guarded(compute: Callable[[], dict[str, Any]], empty: dict[str, Any]) -> dic
         return {**empty, "skipped": f"{type(exc).__name__}: {exc}"}
 
 
-def token_cost_section(bench_run: BenchRun, positives: Sequence[Case], k: int) -> dict[str, Any]:
-    """Token cost of the benchmarked engine's top k results per positive case."""
+def retrieved_tokens(bench_run: BenchRun, case: Case, k: int) -> int | None:
+    """Tokens of the engine's top k result texts for a positive case, counted where it ran.
 
-    def top_texts(case: Case) -> list[str]:
+    None for a negative case, for k 0, and when the engine raises (the case has
+    already failed with that error).
+    """
+    if case.is_negative or k <= 0:
+        return None
+    try:
         engine = bench_run.corpus(case.content_type).engine
-        return [result.text for result in engine.search(case.query, limit=k, kinds=ALL_KINDS)]
-
-    return token_cost(
-        positives, bench_run.fixture_set.entries, top_texts, k=k, counter=token_counter()
-    )
+        results = engine.search(case.query, limit=k, kinds=ALL_KINDS)
+    except Exception:
+        return None
+    counter = token_counter()
+    return sum(counter.count(result.text) for result in list(results)[:k])
 
 
 def rankers_section(

@@ -71,22 +71,20 @@ def reduction_percent(retrieved: float, whole: float) -> float | None:
 def token_cost(
     cases: Sequence[Case],
     entries_of: Callable[[str], Sequence[Entry]],
-    top_texts: Callable[[Case], Sequence[str]],
+    retrieved: Mapping[str, int],
     *,
     k: int,
     counter: TokenCounter,
 ) -> dict[str, Any]:
     """The report's `token_cost` section over the positive cases.
 
-    `top_texts(case)` returns the engine's first k result texts for the case.
+    `retrieved[case_id]` is the token count of the engine's first k result
+    texts for that case, counted with the same `counter`.
     """
     positives = sorted((case for case in cases if not case.is_negative), key=lambda c: c.case_id)
     corpus_tokens = {
         content_type: sum(counter.count(entry.haystack) for entry in entries_of(content_type))
         for content_type in sorted({case.content_type for case in positives})
-    }
-    retrieved = {
-        case.case_id: sum(counter.count(text) for text in top_texts(case)[:k]) for case in positives
     }
     by_type = {
         content_type: cost_row(

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Sequence
 
 import pytest
 
-from pytest_qualbench import tokens
-from pytest_qualbench.fixtures import Case, Entry
+from pytest_qualbench import sections, tokens
+from pytest_qualbench.engine.types import Result
+from pytest_qualbench.fixtures import Case, Entry, FixtureSet
+from pytest_qualbench.runner import BenchRun
+from pytest_qualbench.sections import retrieved_tokens
 from pytest_qualbench.tokens import (
     APPROXIMATE_METHOD,
     TokenCounter,
@@ -38,11 +41,17 @@ ENTRIES = {
     ],
     "json": [make_entry("j1", "json", "a b c d e f g h i j")],
 }
-TOP = {
-    "md_q1": ["one two", "five six", "three four", "never counted"],
-    "md_q2": ["one"],
-    "js_q1": [],
-}
+RETRIEVED = {"md_q1": 6, "md_q2": 1, "js_q1": 0}
+
+
+class FixedEngine:
+    """Returns the same four texts for every query, and ignores `limit`."""
+
+    def index(self, entries: Sequence[Entry]) -> None:
+        pass
+
+    def search(self, query: str, *, limit: int = 10, kinds: Iterable[str] = ()) -> list[Result]:
+        return [Result(text) for text in ("one two", "five six", "three four", "never counted")]
 
 
 @pytest.fixture
@@ -63,6 +72,18 @@ def test_reduction_percent() -> None:
     assert reduction_percent(0.0, 0.0) is None
 
 
+def test_retrieved_tokens_count_the_top_k_where_the_case_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(sections, "token_counter", lambda: WORDS)
+    bench_run = BenchRun(FixtureSet((), "sha256:"), lambda content_type: FixedEngine(), limit=10)
+    # Top 3 of the four texts, even from an engine that returns more: 2 + 2 + 2.
+    assert retrieved_tokens(bench_run, make_case("md_q1", "markdown"), 3) == 6
+    assert retrieved_tokens(bench_run, make_case("md_q1", "markdown"), 1) == 2
+    assert retrieved_tokens(bench_run, make_case("md_q1", "markdown"), 0) is None
+    assert retrieved_tokens(bench_run, make_case("neg", "markdown", needles=()), 3) is None
+
+
 def test_token_cost_arithmetic() -> None:
     cases = [
         make_case("md_q1", "markdown"),
@@ -71,14 +92,10 @@ def test_token_cost_arithmetic() -> None:
         make_case("md_q_neg", "markdown", needles=()),
     ]
     section = token_cost(
-        cases,
-        lambda content_type: ENTRIES[content_type],
-        lambda case: TOP[case.case_id],
-        k=3,
-        counter=WORDS,
+        cases, lambda content_type: ENTRIES[content_type], RETRIEVED, k=3, counter=WORDS
     )
     assert section["k"] == 3 and section["method"] == "words (test)" and section["exact"] is True
-    # markdown corpus: 4 + 2 = 6 tokens; calls retrieve 2 + 2 + 2 = 6 (top 3) and 1.
+    # markdown corpus: 4 + 2 = 6 tokens per call; the calls retrieved 6 and 1.
     markdown = section["by_content_type"]["markdown"]
     assert markdown == {
         "cases": 2,
@@ -103,15 +120,10 @@ def test_without_bpe_openai_the_count_is_labeled_approximate(
     assert counter.exact is False
     assert counter.method == APPROXIMATE_METHOD == "approximate: ceil(characters / 4)"
     assert counter.count("hello world") == 3
-    lines = tokens.summary_lines(
-        token_cost(
-            [make_case("md_q2", "markdown")],
-            ENTRIES.__getitem__,
-            lambda case: TOP[case.case_id],
-            k=3,
-            counter=counter,
-        )
+    section = token_cost(
+        [make_case("md_q2", "markdown")], ENTRIES.__getitem__, RETRIEVED, k=3, counter=counter
     )
+    lines = tokens.summary_lines(section)
     assert "(NOT exact)" in lines[0]
 
 

@@ -55,12 +55,7 @@ def test_two_workers_match_serial(pytester: pytest.Pytester) -> None:
 
 
 @pytest.mark.usefixtures("bench")
-def test_crashed_worker_keeps_its_case_in_the_denominator(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    # Under an outer `pytest -n`, the inner controller would inherit this variable and,
-    # searching for the token cost at session end, crash as if it were a worker.
-    monkeypatch.delenv("PYTEST_XDIST_WORKER", raising=False)
+def test_crashed_worker_keeps_its_case_in_the_denominator(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
         crashing="""
         import os
