@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -171,7 +172,7 @@ def load_fixture_file(path: Path, shown_as: str | None = None) -> FixtureFile:
         reader = jsonlines.Reader(lines, loads=_loads)
         while True:
             try:
-                raw = reader.read()
+                raw = reader.read(allow_none=True)
             except EOFError:
                 break
             except jsonlines.InvalidLineError as exc:
@@ -204,7 +205,21 @@ def _loads(text: str | bytes) -> Any:
     # A UTF-8 byte order mark is what Windows editors write; it carries no data.
     if isinstance(text, bytes):
         text = text.decode("utf-8")
-    return json.loads(text.lstrip("\ufeff"))
+    try:
+        return json.loads(text.lstrip("\ufeff"), object_pairs_hook=_object_with_unique_keys)
+    except RecursionError:
+        # json recurses per nesting level; a hostile line must be an error, not a crash.
+        raise ValueError("nested too deeply") from None
+
+
+def _object_with_unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # json keeps the last of repeated keys silently; two "needles" would hide one list.
+    seen: set[str] = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise ValueError(f"duplicate key {key!r}")
+        seen.add(key)
+    return dict(pairs)
 
 
 def _is_blank(line: str | bytes) -> bool:
@@ -226,10 +241,18 @@ def parse_entry(raw: Any, path: str, line: int) -> tuple[Entry | None, list[Fixt
 
     if not isinstance(raw, dict):
         return None, [error("json", f"expected a JSON object, got {_json_type(raw)}")]
+    unencodable = _lone_surrogate_at(raw)
+    if unencodable is not None:
+        return None, [
+            error(
+                unencodable, "contains a lone surrogate escape (\\ud800-\\udfff), not valid Unicode"
+            )
+        ]
     errors = _check_field_names(raw, ENTRY_FIELDS, OPTIONAL_ENTRY_FIELDS, "", error)
     errors += _check_string_fields(
         raw, ("id", "content_type", "source_label", "source_kind"), "", error
     )
+    errors += _check_id_characters(raw, "id", "", error)
     if "haystack" in raw and not isinstance(raw["haystack"], str):
         errors.append(error("haystack", f"expected a string, got {_json_type(raw['haystack'])}"))
     errors += _check_choice(raw, "content_type", CONTENT_TYPES, "", error)
@@ -262,6 +285,44 @@ def parse_entry(raw: Any, path: str, line: int) -> tuple[Entry | None, list[Fixt
     return entry, errors
 
 
+def _lone_surrogate_at(raw: dict[str, Any]) -> str | None:
+    """The field holding a string UTF-8 cannot encode (JSON's `\\ud800` escapes allow one)."""
+    # Such a string would pass every check here and then crash the report write.
+    if not _may_hold_lone_surrogate(raw):
+        return None
+    # Only now find the field. An explicit stack, not recursion: json accepts
+    # nesting deeper than Python's frames allow.
+    pending: list[tuple[str, Any]] = [("", raw)]
+    while pending:
+        where, value = pending.pop()
+        if isinstance(value, str) and not _is_encodable(value):
+            return where or "json"
+        if isinstance(value, dict):
+            if not all(_is_encodable(key) for key in value):
+                return where or "json"
+            pending += [(f"{where}.{k}" if where else k, v) for k, v in reversed(value.items())]
+        elif isinstance(value, list):
+            pending += [(f"{where}[{i}]", v) for i, v in reversed(list(enumerate(value)))]
+    return None
+
+
+def _may_hold_lone_surrogate(raw: dict[str, Any]) -> bool:
+    """The fast whole-line check, in C; a line too deep to re-encode gets the walk."""
+    try:
+        json.dumps(raw, ensure_ascii=False).encode("utf-8")
+    except (UnicodeEncodeError, RecursionError):
+        return True
+    return False
+
+
+def _is_encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _parse_case(
     raw_case: Any, prefix: str, raw_entry: dict[str, Any], path: str, line: int
 ) -> tuple[Case | None, list[FixtureError]]:
@@ -271,7 +332,10 @@ def _parse_case(
     if not isinstance(raw_case, dict):
         return None, [error(prefix, f"expected a JSON object, got {_json_type(raw_case)}")]
     errors = _check_field_names(raw_case, CASE_FIELDS, (), prefix + ".", error)
-    errors += _check_string_fields(raw_case, ("case_id", "query"), prefix + ".", error)
+    errors += _check_string_fields(
+        raw_case, ("case_id", "query", "expected_layer"), prefix + ".", error
+    )
+    errors += _check_id_characters(raw_case, "case_id", prefix + ".", error)
     errors += _check_choice(raw_case, "expected_layer", EXPECTED_LAYERS, prefix + ".", error)
     needles = raw_case.get("needles", [])
     if not isinstance(needles, list) or not all(isinstance(n, str) and n for n in needles):
@@ -334,7 +398,9 @@ def _check_field_names(
         if name not in known:
             close = difflib.get_close_matches(name, known, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            errors.append(error(prefix + name, f"unknown field{hint}"))
+            # An empty or multi-line key would make an empty or broken field name: quote it.
+            shown = name if name.isidentifier() else json.dumps(name)
+            errors.append(error(prefix + shown, f"unknown field{hint}"))
     return errors
 
 
@@ -346,6 +412,19 @@ def _check_string_fields(
         if name in raw and not (isinstance(raw[name], str) and raw[name].strip()):
             errors.append(error(prefix + name, f"expected a non-empty string, got {raw[name]!r}"))
     return errors
+
+
+def _check_id_characters(
+    raw: dict[str, Any], name: str, prefix: str, error: Any
+) -> list[FixtureError]:
+    # Ids become pytest node ids and report keys, shown in markdown tables and lists:
+    # a newline there breaks the line-based output and lets fixture text add markup.
+    value = raw.get(name)
+    if isinstance(value, str) and any(unicodedata.category(char) == "Cc" for char in value):
+        return [
+            error(prefix + name, f"expected no control characters (newline, tab), got {value!r}")
+        ]
+    return []
 
 
 def _check_choice(

@@ -228,12 +228,23 @@ def write_text_atomic(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+        # A lone surrogate (an engine's os.fsdecode'd title, say) cannot be UTF-8;
+        # written as a \uXXXX escape it stays valid JSON and the report is not lost.
+        with os.fdopen(handle, "w", encoding="utf-8", errors="backslashreplace") as stream:
             stream.write(text)
+        # mkstemp makes the file private (0600); a report is for others to read too.
+        os.chmod(temporary, _umask_file_mode())
         os.replace(temporary, path)
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def _umask_file_mode() -> int:
+    """The mode a plain open() would give a new file under the process umask."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
 
 
 def without_timings(report: Mapping[str, Any]) -> dict[str, Any]:

@@ -26,6 +26,10 @@ class EngineSpecError(ValueError):
     """An engine named as `module:factory` that cannot be imported or called."""
 
 
+class IndexingFailed(RuntimeError):
+    """A content type whose corpus failed to index earlier in this session."""
+
+
 def load_engine_factory(spec: str) -> Callable[[], SearchEngine]:
     """Resolve `package.module:factory` to the callable it names."""
     module_name, separator, attribute = spec.partition(":")
@@ -72,13 +76,25 @@ class BenchRun:
     limit: int
     checks: Collection[str] = CHECKS
     corpora: dict[str, IndexedCorpus] = field(default_factory=dict)
+    index_errors: dict[str, BaseException] = field(default_factory=dict)
 
     def corpus(self, content_type: str) -> IndexedCorpus:
-        """Index the content type's corpus on first use; later cases reuse it."""
+        """Index the content type's corpus on first use; later cases reuse it.
+
+        A failed index is not retried for every case: the first case shows the
+        engine's traceback, the others point back to it.
+        """
+        if content_type in self.index_errors:
+            error = self.index_errors[content_type]
+            raise IndexingFailed(f"indexing {content_type} failed earlier: {error!r}") from error
         if content_type not in self.corpora:
             engine = self.engine_factory(content_type)
             started = time.perf_counter()
-            engine.index(self.fixture_set.entries(content_type))
+            try:
+                engine.index(self.fixture_set.entries(content_type))
+            except Exception as exc:
+                self.index_errors[content_type] = exc
+                raise
             index_ms = (time.perf_counter() - started) * 1000.0
             chunks = getattr(engine, "chunks", None)
             texts = tuple(chunk.text for chunk in chunks()) if callable(chunks) else None

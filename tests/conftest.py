@@ -1,4 +1,8 @@
-"""Shared helpers: small fixture sets and a stand-in engine for plugin tests."""
+"""Shared helpers: small fixture sets and a stand-in engine for plugin tests.
+
+numpy is imported here, before any pytester session: an in-process pytester run
+forgets modules first imported inside it, and numpy cannot be imported twice.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy  # noqa: F401
 import pytest
 
 # A deliberately simple engine (every query word must occur in the chunk), so

@@ -121,3 +121,28 @@ def test_bad_engine_path_is_a_usage_error(
     result = project.runpytest("--qualbench", f"--qualbench-engine={spec}")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines([message])
+
+
+def test_failed_index_is_not_retried_for_every_case(project: pytest.Pytester) -> None:
+    project.makepyfile(
+        unindexable="""
+        CALLS = []
+
+        class Unindexable:
+            def index(self, entries):
+                CALLS.append(1)
+                raise OSError(f"cannot open index (attempt {len(CALLS)})")
+
+            def search(self, query, *, limit=10, kinds=()):
+                return []
+        """
+    )
+    result = project.runpytest("--qualbench", "--qualbench-engine=unindexable:Unindexable")
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(
+        [
+            "E*OSError: cannot open index (attempt 1)",
+            "E*IndexingFailed: indexing plaintext failed earlier: OSError('cannot open index (attempt 1)')",
+        ]
+    )
+    assert "attempt 2" not in result.stdout.str()

@@ -175,6 +175,11 @@ def chunk_json(text: str, warn: Callable[[str], None]) -> list[Piece]:
             "indexed as plaintext"
         )
         return chunk_plaintext(text, warn)
+    except RecursionError:
+        # Nesting deeper than Python's parser recursion: one haystack must not take
+        # down its whole content type.
+        warn("JSON nested too deeply to parse; indexed as plaintext")
+        return chunk_plaintext(text, warn)
     if len(text) <= MAX_CHUNK_CHARS:
         # Small documents stay verbatim, so a needle copied from the haystack matches
         # whatever spacing the author used.
@@ -339,7 +344,7 @@ def is_json(text: str) -> bool:
     """True when the text parses as JSON."""
     try:
         json.loads(text)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return False
     return True
 
