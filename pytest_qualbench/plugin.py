@@ -441,6 +441,8 @@ class QualbenchReporter:
                 case, f"{report.when}: {report.longreprtext[-500:]}"
             )
 
+    # An xdist hook: optional, so the plugin also loads where xdist is not installed.
+    @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         output = getattr(node, "workeroutput", {}).get("qualbench")
         if not output:

@@ -449,3 +449,9 @@ def test_lint_at_collection_time(pytester: pytest.Pytester, write_fixture: Write
             "bench_fixtures/plaintext.jsonl:1: warning: *txt_001_q_neg*",
         ]
     )
+
+
+@pytest.mark.usefixtures("bench")
+def test_runs_without_xdist(pytester: pytest.Pytester) -> None:
+    """xdist's hooks are optional: the plugin must load where xdist is absent."""
+    pytester.runpytest("--qualbench", "-p", "no:xdist").assert_outcomes(passed=5)
