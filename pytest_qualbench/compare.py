@@ -146,6 +146,19 @@ class Regression:
 
 
 @dataclass(frozen=True)
+class SectionChange:
+    """One number of an optional report section (rankers, token cost, start times)."""
+
+    name: str
+    base: float | None
+    head: float | None
+
+    @property
+    def delta(self) -> float | None:
+        return None if self.base is None or self.head is None else self.head - self.base
+
+
+@dataclass(frozen=True)
 class Comparison:
     """Everything qualstat knows about base against head, ready to render."""
 
@@ -165,6 +178,7 @@ class Comparison:
     regressions: tuple[Regression, ...]
     rules: tuple[Rule, ...]
     seed: int
+    sections: tuple[SectionChange, ...] = ()
 
     @property
     def exit_code(self) -> int:
@@ -438,6 +452,35 @@ def compare_reports(
         regressions=regressions,
         rules=tuple(rules),
         seed=seed,
+        sections=section_changes(base, head),
+    )
+
+
+def section_numbers(report: Mapping[str, Any]) -> dict[str, float]:
+    """The headline numbers of the optional sections, flattened to dotted names."""
+    numbers: dict[str, float] = {}
+    rankers = report.get("rankers") or {}
+    for metric, by_ranker in sorted((rankers.get("metrics") or {}).items()):
+        for ranker, value in sorted(by_ranker.items()):
+            if value is not None:
+                numbers[f"rankers.{ranker}.{metric}"] = float(value)
+    token_overall = (report.get("token_cost") or {}).get("overall") or {}
+    for key in ("retrieved_tokens_per_call", "corpus_tokens_per_call", "reduction_pct"):
+        if token_overall.get(key) is not None:
+            numbers[f"token_cost.{key}"] = float(token_overall[key])
+    start_overall = (report.get("start_times") or {}).get("overall") or {}
+    for key in ("cold_ms", "seeded_ms", "ratio"):
+        if start_overall.get(key) is not None:
+            numbers[f"start_times.{key}"] = float(start_overall[key])
+    return numbers
+
+
+def section_changes(base: Mapping[str, Any], head: Mapping[str, Any]) -> tuple[SectionChange, ...]:
+    """Base against head for every section number either report has; informational only."""
+    base_numbers, head_numbers = section_numbers(base), section_numbers(head)
+    return tuple(
+        SectionChange(name, base_numbers.get(name), head_numbers.get(name))
+        for name in sorted(base_numbers.keys() | head_numbers.keys())
     )
 
 
@@ -703,7 +746,23 @@ def render_comparison(comparison: Comparison, fmt: str) -> str:
         f"95% CI: percentile bootstrap of the delta ({RESAMPLES:,} resamples)."
     )
     parts.append(rank_moves_section(comparison.rank_moves, fmt))
+    if comparison.sections:
+        parts.append(sections_section(comparison.sections, fmt))
     return "\n\n".join(parts) + "\n"
+
+
+def sections_section(changes: Sequence[SectionChange], fmt: str) -> str:
+    """Rankers, token cost and start times side by side; no rule applies to them."""
+    rows = [
+        [change.name, format_value(change.base), format_value(change.head), _signed(change.delta)]
+        for change in changes
+    ]
+    title = heading("Other sections (informational, no regression rules)", fmt)
+    return title + "\n" + table(["number", "base", "head", "delta"], rows, fmt)
+
+
+def _signed(value: float | None) -> str:
+    return "-" if value is None else f"{value:+.3f}"
 
 
 def scope_section(comparison: Comparison, scope: str, regressed: set[str], fmt: str) -> str:
@@ -802,6 +861,10 @@ def comparison_to_json(comparison: Comparison) -> dict[str, Any]:
             for m in comparison.rank_moves
         ],
         "regressions": [{"subject": r.subject, "detail": r.detail} for r in comparison.regressions],
+        "sections": [
+            {"name": c.name, "base": c.base, "head": c.head, "delta": c.delta}
+            for c in comparison.sections
+        ],
         "rules": [{"metric": r.metric, "max_drop": r.max_drop} for r in comparison.rules],
         "significance": {
             "test": "paired randomization",

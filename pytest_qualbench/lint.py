@@ -14,10 +14,9 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
-from pytest_qualbench.engine.fuzzy import MIN_WORD_CHARS, max_edits
+from pytest_qualbench.engine.fuzzy import MIN_WORD_CHARS, Corrector
 from pytest_qualbench.engine.types import ALL_KINDS, DEFAULT_LIMIT
 from pytest_qualbench.fixtures import Case, Entry, FixtureSet
 from pytest_qualbench.runner import EngineFactory
@@ -245,7 +244,7 @@ class _Vocabulary:
 
     document_frequency: Counter[str]
     words_by_trigram: dict[str, set[str]]
-    fuzzy_choices: list[str]
+    corrector: Corrector
 
 
 def _vocabulary(entries: Sequence[Entry]) -> _Vocabulary:
@@ -256,8 +255,7 @@ def _vocabulary(entries: Sequence[Entry]) -> _Vocabulary:
     for word in document_frequency:
         for gram in trigrams(word):
             words_by_trigram[gram].add(word)
-    fuzzy_choices = sorted(w for w in document_frequency if len(w) >= MIN_WORD_CHARS)
-    return _Vocabulary(document_frequency, words_by_trigram, fuzzy_choices)
+    return _Vocabulary(document_frequency, words_by_trigram, Corrector(document_frequency))
 
 
 def words(text: str) -> list[str]:
@@ -305,17 +303,12 @@ def _vocabulary_match(word: str, vocabulary: _Vocabulary) -> str | None:
         if match == word:
             return "occurs in the corpus"
         return f"shares all its trigrams with corpus word {match!r} (trigram layer)"
-    close = process.extract(
-        word,
-        vocabulary.fuzzy_choices,
-        scorer=Levenshtein.distance,
-        score_cutoff=max_edits(word),
-        limit=None,
-    )
-    if not close:
+    # The engine's own corrector, over this linter's word split of the corpus.
+    correction = vocabulary.corrector.nearest(word)
+    if correction is None:
         return None
-    match, distance, _ = min(close, key=lambda m: (m[1], -frequency[m[0]], m[0]))
-    return f"is within edit distance {distance} of corpus word {match!r} (fuzzy layer)"
+    distance = Levenshtein.distance(word, correction)
+    return f"is within edit distance {distance} of corpus word {correction!r} (fuzzy layer)"
 
 
 def _negative_engine_findings(

@@ -26,8 +26,15 @@ from pytest_qualbench.fixtures import (
     discover_fixture_files,
     load_fixture_set,
 )
+from pytest_qualbench.index_cache import CACHE_DIR
 from pytest_qualbench.items import CaseItem, QualbenchFile, bench_run_key
 from pytest_qualbench.judge import CHECKS, CaseRecord, error_record
+from pytest_qualbench.rankers import (
+    RankerSpecError,
+    parse_ranker_names,
+    registered_rankers,
+    resolve_ranker,
+)
 from pytest_qualbench.report import (
     Floor,
     FloorVerdict,
@@ -44,6 +51,8 @@ from pytest_qualbench.runner import (
     EngineSpecError,
     load_engine_factory,
 )
+from pytest_qualbench.sections import SectionOptions, extra_sections, retrieved_tokens
+from pytest_qualbench.tokens import DEFAULT_TOKENS_K
 
 DEFAULT_REPORT = ".qualbench/report.json"
 DEFAULT_PATHS = ("bench_fixtures",)
@@ -53,12 +62,21 @@ reporter_key = pytest.StashKey["QualbenchReporter"]()
 
 def positive_int(text: str) -> int:
     """argparse `type=`: a whole number >= 1."""
+    return _whole_number(text, minimum=1)
+
+
+def non_negative_int(text: str) -> int:
+    """argparse `type=`: a whole number >= 0."""
+    return _whole_number(text, minimum=0)
+
+
+def _whole_number(text: str, *, minimum: int) -> int:
     try:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{value} is not >= 1")
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"{value} is not >= {minimum}")
     return value
 
 
@@ -145,6 +163,29 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="PATH",
         help="also write a self-contained HTML report (needs the [html] extra)",
     )
+    group.addoption(
+        "--qualbench-rankers",
+        dest="qualbench_rankers",
+        type=parse_ranker_names,
+        default=(),
+        metavar="LIST",
+        help="head-to-head table of these rankers over the engine's chunks, comma-separated "
+        f"names ({', '.join(registered_rankers())}) or package.module:factory",
+    )
+    group.addoption(
+        "--qualbench-tokens-k",
+        dest="qualbench_tokens_k",
+        type=non_negative_int,
+        default=DEFAULT_TOKENS_K,
+        metavar="K",
+        help=f"token cost of the top K results against the whole corpus (default {DEFAULT_TOKENS_K}; 0: skip)",
+    )
+    group.addoption(
+        "--qualbench-start-times",
+        dest="qualbench_start_times",
+        action="store_true",
+        help=f"time cold (index build) against seeded (index cache in {CACHE_DIR}) starts",
+    )
     parser.addini(
         "qualbench_paths",
         "fixture files or directories of the benchmark",
@@ -189,7 +230,13 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[bench_run_key] = bench_run
     # Only the controller (or a serial run) aggregates; xdist workers just run cases.
     if not hasattr(config, "workerinput"):
-        reporter = QualbenchReporter(config, fixture_set, _floors(config), _report_path(config))
+        reporter = QualbenchReporter(
+            config,
+            fixture_set,
+            _floors(config),
+            _report_path(config),
+            section_options=_section_options(config),
+        )
         config.stash[reporter_key] = reporter
         config.pluginmanager.register(reporter, "qualbench-reporter")
 
@@ -232,6 +279,24 @@ def _engine_factory(config: pytest.Config) -> EngineFactory:
         return engine if engine is not None else default_factory()
 
     return make_engine
+
+
+def _section_options(config: pytest.Config) -> SectionOptions:
+    try:
+        rankers = tuple((name, resolve_ranker(name)) for name in config.option.qualbench_rankers)
+    except RankerSpecError as exc:
+        raise pytest.UsageError(f"qualbench: {exc}") from None
+    hook_engines = config.hook.pytest_qualbench_make_engine.get_hookimpls()
+    return SectionOptions(
+        rankers=rankers,
+        tokens_k=config.option.qualbench_tokens_k,
+        start_times=config.option.qualbench_start_times,
+        engine_spec=None
+        if hook_engines
+        else config.option.qualbench_engine or config.getini("qualbench_engine") or DEFAULT_ENGINE,
+        cache_dir=config.rootpath / CACHE_DIR,
+        root=config.rootpath,
+    )
 
 
 def _ini_value(config: pytest.Config, name: str, parse: Any) -> Any:
@@ -279,6 +344,11 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if isinstance(item, CaseItem) and call.when == "call" and item.record is not None:
         # A report attribute travels with the report from xdist workers to the controller.
         report.qualbench_case = item.record.to_wire()
+        tokens = retrieved_tokens(
+            item.config.stash[bench_run_key], item.case, item.config.option.qualbench_tokens_k
+        )
+        if tokens is not None:
+            report.qualbench_tokens = tokens
     return report
 
 
@@ -319,13 +389,18 @@ class QualbenchReporter:
         fixture_set: FixtureSet,
         floors: Sequence[Floor],
         report_path: Path,
+        *,
+        section_options: SectionOptions,
     ) -> None:
         self.config = config
+        self.section_options = section_options
         self.fixture_set = fixture_set
         self.floors = floors
         self.report_path = report_path
         self.cases: dict[str, Case] = {case.case_id: case for case in fixture_set.cases()}
         self.records: dict[str, CaseRecord] = {}
+        # Tokens of each positive case's top-k results, counted where the case ran.
+        self.retrieved_tokens: dict[str, int] = {}
         self.index_ms: dict[str, float] = {}
         self.engine: dict[str, Any] | None = None
         self.report: dict[str, Any] | None = None
@@ -354,6 +429,9 @@ class QualbenchReporter:
         wire = getattr(report, "qualbench_case", None)
         if wire is not None:
             self.records[wire["case_id"]] = CaseRecord.from_wire(wire)
+            tokens = getattr(report, "qualbench_tokens", None)
+            if tokens is not None:
+                self.retrieved_tokens[wire["case_id"]] = tokens
             return
         case = self._case_of(report.nodeid)
         if case is not None and report.failed and case.case_id not in self.records:
@@ -363,6 +441,8 @@ class QualbenchReporter:
                 case, f"{report.when}: {report.longreprtext[-500:]}"
             )
 
+    # An xdist hook: optional, so the plugin also loads where xdist is not installed.
+    @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         output = getattr(node, "workeroutput", {}).get("qualbench")
         if not output:
@@ -393,6 +473,8 @@ class QualbenchReporter:
             self.index_ms = bench_run.index_times()
             self.engine = _engine_info(bench_run)
         full_run = set(self.records) >= set(self.cases)
+        ran = [self.cases[case_id] for case_id in sorted(self.records) if case_id in self.cases]
+        sections = extra_sections(bench_run, ran, self.section_options, self.retrieved_tokens)
         self.report = build_report(
             list(self.records.values()),
             dataset_hash=self.fixture_set.dataset_hash,
@@ -400,6 +482,7 @@ class QualbenchReporter:
             index_ms=self.index_ms,
             floors=self.floors,
             floors_enforced=full_run,
+            sections=sections,
         )
         self.verdicts = check_floors(self.report, self.floors, enforced=full_run)
         write_report(self.report_path, self.report)

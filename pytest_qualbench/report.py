@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_qualbench import head_to_head, start_times, tokens
 from pytest_qualbench.fixtures import CONTENT_TYPES
 from pytest_qualbench.judge import CaseRecord
 from pytest_qualbench.metrics import (
@@ -29,7 +30,7 @@ from pytest_qualbench.metrics import (
 
 SCHEMA_VERSION = 1
 # Report parts that measure the machine rather than the ranking.
-TIMING_KEYS = ("latency",)
+TIMING_KEYS = ("latency", "start_times")
 CASE_TIMING_KEYS = ("latency_ms",)
 METADATA_TIMING_KEYS = ("timestamp",)
 
@@ -165,8 +166,9 @@ def build_report(
     index_ms: Mapping[str, float],
     floors: Sequence[Floor],
     floors_enforced: bool,
+    sections: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Assemble the whole report from the case records of a run."""
+    """Assemble the whole report from the case records of a run, plus optional `sections`."""
     ordered = sorted(records, key=lambda record: record.case_id)
     report: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
@@ -180,6 +182,7 @@ def build_report(
             (failure.to_json() for record in ordered for failure in record.failures),
             key=lambda failure: (failure["case_id"], failure["type"]),
         ),
+        **(sections or {}),
     }
     report["floors"] = [
         verdict.to_json() for verdict in check_floors(report, floors, enforced=floors_enforced)
@@ -273,6 +276,7 @@ def summary_lines(report: Mapping[str, Any], report_path: Path | None) -> list[s
     lines.append(
         f"negatives: {negatives['cases']} cases, negative_pass {_fmt(negatives.get(NEGATIVE_METRIC))}"
     )
+    lines.extend(section_summary_lines(report))
     lines.append(f"dataset: {report['dataset_hash']}")
     if report_path is not None:
         lines.append(f"report: {report_path}")
@@ -280,6 +284,26 @@ def summary_lines(report: Mapping[str, Any], report_path: Path | None) -> list[s
         status = {True: "ok", False: "FAILED", None: "skipped"}[verdict["ok"]]
         value = "n/a" if verdict["value"] is None else f"{verdict['value']:.3f}"
         lines.append(f"floor {verdict['metric']}: {value} vs {verdict['floor']:.3f} {status}")
+    return lines
+
+
+def section_summary_lines(report: Mapping[str, Any]) -> list[str]:
+    """The optional sections' tables (docs/head-to-head.md), each after a blank line."""
+    formatters = (
+        ("rankers", head_to_head.summary_lines),
+        ("token_cost", tokens.summary_lines),
+        ("start_times", start_times.summary_lines),
+    )
+    lines: list[str] = []
+    for name, formatter in formatters:
+        section = report.get(name)
+        if section is None:
+            continue
+        lines.append("")
+        if "skipped" in section:
+            lines.append(f"{name} skipped: {section['skipped']}")
+        else:
+            lines.extend(formatter(section))
     return lines
 
 

@@ -384,3 +384,28 @@ def test_render_report_renders_sections_it_does_not_know() -> None:
 def test_render_report_json_is_the_report() -> None:
     base = report("base")
     assert json.loads(render_report(base, "json")) == base
+
+
+def test_optional_sections_are_compared_for_information() -> None:
+    base = load_report(REPORTS / "base.json")
+    head = copy.deepcopy(base)
+    base["rankers"] = {
+        "rankers": ["bm25", "engine"],
+        "metrics": {"mrr": {"bm25": 0.5, "engine": 0.75}},
+    }
+    head["rankers"] = {
+        "rankers": ["bm25", "engine"],
+        "metrics": {"mrr": {"bm25": 0.5, "engine": 0.875}},
+    }
+    head["token_cost"] = {"overall": {"retrieved_tokens_per_call": 250.0, "reduction_pct": 95.5}}
+    comparison = compare_reports(base, head)
+    assert [(c.name, c.base, c.head, c.delta) for c in comparison.sections] == [
+        ("rankers.bm25.mrr", 0.5, 0.5, 0.0),
+        ("rankers.engine.mrr", 0.75, 0.875, 0.875 - 0.75),
+        ("token_cost.reduction_pct", None, 95.5, None),
+        ("token_cost.retrieved_tokens_per_call", None, 250.0, None),
+    ]
+    assert comparison.exit_code == 0
+    text = render_comparison(comparison, "text")
+    assert "Other sections (informational, no regression rules)" in text
+    assert "rankers.engine.mrr" in text and "+0.125" in text

@@ -290,6 +290,7 @@ def test_report_schema(pytester: pytest.Pytester) -> None:
     assert sorted(report) == [
         "by_content_type", "by_layer", "cases", "dataset_hash", "failures", "floors",
         "latency", "metadata", "metric_version", "negatives", "overall", "schema_version",
+        "token_cost",
     ]  # fmt: skip
     assert report["schema_version"] == 1
     assert report["metric_version"] == 1
@@ -448,3 +449,9 @@ def test_lint_at_collection_time(pytester: pytest.Pytester, write_fixture: Write
             "bench_fixtures/plaintext.jsonl:1: warning: *txt_001_q_neg*",
         ]
     )
+
+
+@pytest.mark.usefixtures("bench")
+def test_runs_without_xdist(pytester: pytest.Pytester) -> None:
+    """xdist's hooks are optional: the plugin must load where xdist is absent."""
+    pytester.runpytest("--qualbench", "-p", "no:xdist").assert_outcomes(passed=5)

@@ -71,7 +71,8 @@ def query_words(text: str) -> list[str]:
 
 
 @functools.lru_cache(maxsize=1)
-def _porter_stemmer() -> Any:
+def porter_stemmer() -> Any:
+    """nltk's PorterStemmer, made once (importing nltk is the slow part)."""
     from nltk.stem.porter import PorterStemmer
 
     return PorterStemmer()
@@ -80,7 +81,7 @@ def _porter_stemmer() -> Any:
 @functools.cache
 def stem(word: str) -> str:
     """nltk's PorterStemmer (NLTK_EXTENSIONS mode), memoised per distinct word."""
-    return str(_porter_stemmer().stem(word))
+    return str(porter_stemmer().stem(word))
 
 
 def index_terms(text: str) -> list[str]:

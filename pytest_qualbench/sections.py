@@ -1,0 +1,146 @@
+"""The report's optional sections, computed on the controller once the cases ran.
+
+`rankers` (head-to-head table) and `start_times` reuse the session's
+`BenchRun`: the engine it indexed per content type (built here on an xdist
+controller, which indexes nothing while the workers run) and the chunks that
+engine made. The token cost of a case is counted where the case ran (see
+`retrieved_tokens`), so a default run never indexes on the controller. The
+plugin only decides which sections are wanted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pytest_qualbench.engine.types import ALL_KINDS, Chunk, SearchEngine
+from pytest_qualbench.fixtures import Case
+from pytest_qualbench.head_to_head import head_to_head
+from pytest_qualbench.rankers import RankerFactory
+from pytest_qualbench.runner import BenchRun
+from pytest_qualbench.start_times import start_times
+from pytest_qualbench.tokens import token_cost, token_counter
+
+
+@dataclass(frozen=True)
+class SectionOptions:
+    """What the command line asked for beyond the main report."""
+
+    rankers: tuple[tuple[str, RankerFactory], ...]
+    tokens_k: int
+    start_times: bool
+    # None when a conftest hook makes the engines: a fresh process cannot rebuild those.
+    engine_spec: str | None
+    cache_dir: Path
+    root: Path
+
+
+def extra_sections(
+    bench_run: BenchRun,
+    cases: Sequence[Case],
+    options: SectionOptions,
+    retrieved: Mapping[str, int],
+) -> dict[str, Any]:
+    """The wanted sections over the cases that ran, keyed by their report name.
+
+    `retrieved` holds `retrieved_tokens` per case id, as the cases' reports brought it.
+    """
+    positives = sorted((case for case in cases if not case.is_negative), key=lambda c: c.case_id)
+    sections: dict[str, Any] = {}
+    if not positives:
+        return sections
+    if options.rankers:
+        names = [name for name, _ in options.rankers]
+        sections["rankers"] = guarded(
+            lambda: rankers_section(bench_run, positives, options.rankers),
+            {"rankers": names, "metrics": {}, "lift": {}},
+        )
+    if options.tokens_k > 0:
+        counted = [case for case in positives if case.case_id in retrieved]
+        sections["token_cost"] = guarded(
+            lambda: token_cost(
+                counted,
+                bench_run.fixture_set.entries,
+                retrieved,
+                k=options.tokens_k,
+                counter=token_counter(),
+            ),
+            {},
+        )
+    if options.start_times:
+        sections["start_times"] = guarded(
+            lambda: start_times_section(bench_run, positives, options), {}
+        )
+    return sections
+
+
+def guarded(compute: Callable[[], dict[str, Any]], empty: dict[str, Any]) -> dict[str, Any]:
+    """The section, or its `empty` shape plus {"skipped": the exception} when computing it raised."""
+    # An engine or ranker that raises must not cost the run its report; the
+    # engine's own cases already failed with its traceback.
+    try:
+        return compute()
+    except Exception as exc:
+        return {**empty, "skipped": f"{type(exc).__name__}: {exc}"}
+
+
+def retrieved_tokens(bench_run: BenchRun, case: Case, k: int) -> int | None:
+    """Tokens of the engine's top k result texts for a positive case, counted where it ran.
+
+    None for a negative case, for k 0, and when the engine raises (the case has
+    already failed with that error).
+    """
+    if case.is_negative or k <= 0:
+        return None
+    try:
+        engine = bench_run.corpus(case.content_type).engine
+        results = engine.search(case.query, limit=k, kinds=ALL_KINDS)
+    except Exception:
+        return None
+    counter = token_counter()
+    return sum(counter.count(result.text) for result in list(results)[:k])
+
+
+def rankers_section(
+    bench_run: BenchRun, positives: Sequence[Case], rankers: Sequence[tuple[str, RankerFactory]]
+) -> dict[str, Any]:
+    """The head-to-head table, or why it could not be made."""
+    names = [name for name, _ in rankers]
+
+    def corpus_of(content_type: str) -> tuple[SearchEngine, tuple[Chunk, ...]]:
+        engine = bench_run.corpus(content_type).engine
+        list_chunks = getattr(engine, "chunks", None)
+        assert callable(list_chunks), "checked below before any ranker runs"
+        return engine, tuple(list_chunks())
+
+    if not all(
+        callable(getattr(bench_run.corpus(case.content_type).engine, "chunks", None))
+        for case in positives
+    ):
+        return {
+            "rankers": names,
+            "metrics": {},
+            "lift": {},
+            "skipped": "the engine cannot list its chunks (no chunks())",
+        }
+    return head_to_head(positives, corpus_of, rankers)
+
+
+def start_times_section(
+    bench_run: BenchRun, positives: Sequence[Case], options: SectionOptions
+) -> dict[str, Any]:
+    """Cold and seeded start per content type, first positive case's query (by case_id)."""
+    if options.engine_spec is None:
+        return {"skipped": "engines come from the pytest_qualbench_make_engine hook"}
+    first_queries: dict[str, str] = {}
+    for case in positives:
+        first_queries.setdefault(case.content_type, case.query)
+    return start_times(
+        first_queries,
+        engine_spec=options.engine_spec,
+        fixture_paths=[fixture_file.path for fixture_file in bench_run.fixture_set.files],
+        root=options.root,
+        cache_dir=options.cache_dir,
+    )

@@ -1,0 +1,137 @@
+"""Token cost: prompt tokens of a targeted retrieval against pasting the whole corpus.
+
+Per positive case, the tokens of the engine's top-k chunk texts are compared
+with the tokens of every haystack of the case's content type (what a
+"paste everything into the prompt" approach sends on each call). Counts are
+exact cl100k_base when the optional `bpe-openai` package is installed (extra
+`[tokens]`; its vocabulary ships inside the wheel, nothing is downloaded);
+without it they are an approximation, and the report says which.
+
+This measures input context only: not output tokens, not a bill.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import math
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_qualbench.fixtures import Case, Entry
+
+DEFAULT_TOKENS_K = 3
+EXACT_ENCODING = "cl100k_base"
+CHARS_PER_TOKEN = 4
+APPROXIMATE_METHOD = f"approximate: ceil(characters / {CHARS_PER_TOKEN})"
+
+
+@dataclass(frozen=True)
+class TokenCounter:
+    """How texts are counted, and whether the count is exact."""
+
+    method: str
+    exact: bool
+    count: Callable[[str], int]
+
+
+def approximate_tokens(text: str) -> int:
+    """OpenAI's rule of thumb for English: about 4 characters per token, rounded up."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+@functools.cache
+def token_counter() -> TokenCounter:
+    """Exact cl100k_base through bpe-openai when importable, else the labeled approximation."""
+    with warnings.catch_warnings():
+        # bpe-openai 0.1.4 reads its bundled vocabularies through a deprecated
+        # importlib.resources call; the warning is theirs, not the user's to act on.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        try:
+            import bpe_openai
+        except ImportError:
+            return TokenCounter(APPROXIMATE_METHOD, False, approximate_tokens)
+        encoding = bpe_openai.get_encoding(EXACT_ENCODING)
+    version = importlib.metadata.version("bpe-openai")
+
+    def count(text: str) -> int:
+        # encode_ordinary: a user's text that happens to spell "<|endoftext|>" is just text.
+        return len(encoding.encode_ordinary(text))
+
+    return TokenCounter(f"{EXACT_ENCODING} (bpe-openai {version})", True, count)
+
+
+def reduction_percent(retrieved: float, whole: float) -> float | None:
+    """Context-token reduction: 100 * (1 - retrieved / whole); None for an empty corpus."""
+    return None if whole == 0 else 100.0 * (1.0 - retrieved / whole)
+
+
+def token_cost(
+    cases: Sequence[Case],
+    entries_of: Callable[[str], Sequence[Entry]],
+    retrieved: Mapping[str, int],
+    *,
+    k: int,
+    counter: TokenCounter,
+) -> dict[str, Any]:
+    """The report's `token_cost` section over the positive cases.
+
+    `retrieved[case_id]` is the token count of the engine's first k result
+    texts for that case, counted with the same `counter`.
+    """
+    positives = sorted((case for case in cases if not case.is_negative), key=lambda c: c.case_id)
+    corpus_tokens = {
+        content_type: sum(counter.count(entry.haystack) for entry in entries_of(content_type))
+        for content_type in sorted({case.content_type for case in positives})
+    }
+    by_type = {
+        content_type: cost_row(
+            [retrieved[case.case_id] for case in positives if case.content_type == content_type],
+            [tokens for case in positives if case.content_type == content_type],
+        )
+        for content_type, tokens in corpus_tokens.items()
+    }
+    overall = cost_row(
+        [retrieved[case.case_id] for case in positives],
+        [corpus_tokens[case.content_type] for case in positives],
+    )
+    return {
+        "k": k,
+        "method": counter.method,
+        "exact": counter.exact,
+        "overall": overall,
+        "by_content_type": by_type,
+    }
+
+
+def cost_row(retrieved: Sequence[int], whole: Sequence[int]) -> dict[str, Any]:
+    """Mean tokens per call, retrieved and pasted whole, and the reduction, over cases."""
+    cases = len(retrieved)
+    retrieved_mean = sum(retrieved) / cases if cases else 0.0
+    whole_mean = sum(whole) / cases if cases else 0.0
+    return {
+        "cases": cases,
+        "retrieved_tokens_per_call": retrieved_mean,
+        "corpus_tokens_per_call": whole_mean,
+        "reduction_pct": reduction_percent(retrieved_mean, whole_mean),
+    }
+
+
+def summary_lines(section: Mapping[str, Any]) -> list[str]:
+    """Token cost for the terminal: one row per content type and overall."""
+    label = section["method"] if section["exact"] else f"{section['method']} (NOT exact)"
+    lines = [
+        f"token cost, top-{section['k']} retrieval vs whole corpus per call ({label})",
+        f"{'content type':<14}{'cases':>6}{'top-k':>10}{'corpus':>10}{'saved':>9}",
+    ]
+    rows = [*section["by_content_type"].items(), ("overall", section["overall"])]
+    for name, row in rows:
+        saved = row["reduction_pct"]
+        lines.append(
+            f"{name:<14}{row['cases']:>6}{row['retrieved_tokens_per_call']:>10.1f}"
+            f"{row['corpus_tokens_per_call']:>10.1f}"
+            + (f"{saved:>8.1f}%" if saved is not None else f"{'-':>9}")
+        )
+    return lines

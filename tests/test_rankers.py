@@ -1,0 +1,283 @@
+"""Rankers and the head-to-head table: formulas by hand, registry, and the quality lift."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import pytest
+from rank_bm25 import BM25Plus
+
+from pytest_qualbench import rankers
+from pytest_qualbench.engine import Engine
+from pytest_qualbench.engine.analysis import index_terms
+from pytest_qualbench.engine.types import Chunk, Result, SearchEngine
+from pytest_qualbench.fixtures import Case, Entry, parse_entry
+from pytest_qualbench.head_to_head import HEAD_TO_HEAD_METRICS, head_to_head, lift
+from pytest_qualbench.rankers import (
+    Bm25Ranker,
+    FlatfileRanker,
+    Ranker,
+    RankerSpecError,
+    chunk_quality,
+    flatfile_terms,
+    parse_ranker_names,
+    quality_score,
+    register_ranker,
+    registered_rankers,
+    resolve_ranker,
+    result_chunk_indexes,
+)
+
+
+def chunk(text: str, source: str = "s", position: int = 0, **metadata: Any) -> Chunk:
+    return Chunk(text, "", source, "durable", position, source, metadata)
+
+
+def lesson(entry_id: str, haystack: str, outcome: str, confidence: float) -> dict[str, Any]:
+    return {
+        "id": entry_id,
+        "content_type": "plaintext",
+        "haystack": haystack,
+        "source_label": f"lessons-{entry_id}",
+        "source_kind": "durable",
+        "cases": [],
+        "metadata": {"outcome": outcome, "confidence": confidence},
+    }
+
+
+# Each failed attempt repeats the query's words, so text similarity ranks it above
+# the fix that worked; only the metadata tells them apart.
+LESSONS = [
+    lesson(
+        "ci_1",
+        "Flaky CI timeout: raised the pytest timeout for the flaky CI job. "
+        "The flaky CI timeout came back.",
+        "failure",
+        0.9,
+    ),
+    lesson(
+        "ci_2",
+        "CI timeout was flaky until we mocked the slow network call in the fixture.",
+        "success",
+        0.9,
+    ),
+    lesson(
+        "db_1",
+        "Deadlock in migrations: retried the deadlocked migration. "
+        "Retrying the migration deadlock did not help.",
+        "failure",
+        0.8,
+    ),
+    lesson(
+        "db_2",
+        "Migration deadlock resolved by taking the advisory lock before altering tables.",
+        "success",
+        0.8,
+    ),
+]
+
+
+def lesson_case(case_id: str, query: str, needle: str) -> Case:
+    return Case(case_id, query, (needle,), "rrf(porter+trigram)", 1, "", "plaintext", "t", 1)
+
+
+LESSON_CASES = [
+    lesson_case("ci_q1", "flaky CI timeout", "mocked the slow network call"),
+    lesson_case("db_q1", "migration deadlock", "advisory lock"),
+]
+
+
+def lesson_entries(lessons: Sequence[dict[str, Any]] = LESSONS) -> list[Entry]:
+    entries = []
+    for line, raw in enumerate(lessons, start=1):
+        entry, errors = parse_entry(raw, "lessons.jsonl", line)
+        assert entry is not None and not errors
+        entries.append(entry)
+    return entries
+
+
+@pytest.fixture(scope="module")
+def lesson_engine() -> Engine:
+    engine = Engine()
+    engine.index(lesson_entries())
+    return engine
+
+
+def test_flatfile_terms_are_distinct_lowercased_and_three_characters_or_more() -> None:
+    assert flatfile_terms("The DB db is on it: pool-size") == ["the", "pool", "size"]
+
+
+def test_flatfile_counts_contained_terms_and_keeps_chunk_order_on_ties() -> None:
+    chunks = [
+        chunk("pool settings", position=0),
+        chunk("nothing here", position=1),
+        chunk("connection pool settings", position=2),
+        chunk("POOL sizing", position=3),
+    ]
+    # Scores: 2, 0, 3, 1 ("settings" and "pool" are substrings; case is folded).
+    assert FlatfileRanker().rank("connection pool settings", chunks) == [2, 0, 3]
+
+
+def test_flatfile_matches_substrings_without_idf() -> None:
+    chunks = [chunk("pooling"), chunk("pool pool pool")]
+    # "pool" is inside "pooling", and repetition earns nothing: a tie, chunk order.
+    assert FlatfileRanker().rank("pool", chunks) == [0, 1]
+
+
+def test_bm25_orders_as_rank_bm25_bm25plus_over_index_terms() -> None:
+    texts = [
+        "connection pool settings for the database",
+        "pool of workers",
+        "the connection was reset",
+        "nothing relevant",
+    ]
+    chunks = [chunk(text, position=i) for i, text in enumerate(texts)]
+    model = BM25Plus([index_terms(text) for text in texts], k1=1.2, b=0.75, delta=1.0)
+    scores = model.get_scores(["connect", "pool"])
+    expected = sorted([0, 1, 2], key=lambda i: (-scores[i], i))
+    assert Bm25Ranker(chunks).rank("connections pool", chunks) == expected
+    assert expected[0] == 0
+
+
+def test_bm25_leaves_out_chunks_without_a_query_term_and_handles_empty_input() -> None:
+    chunks = [chunk("alpha beta"), chunk("gamma")]
+    assert Bm25Ranker(chunks).rank("gamma", chunks) == [1]
+    assert Bm25Ranker(chunks).rank("the", chunks) == []
+    assert Bm25Ranker([]).rank("gamma", []) == []
+
+
+def test_results_map_to_chunks_by_source_position_text_then_by_text() -> None:
+    chunks = [chunk("same", "a", 0), chunk("same", "b", 0), chunk("other", "b", 1)]
+    results = [
+        Result("same", source="b", position=0),
+        Result("other"),  # a custom engine that reports text only
+        Result("same", source="b", position=0),  # repeated: kept once
+        Result("not a chunk"),
+    ]
+    assert result_chunk_indexes(results, chunks) == [1, 2]
+
+
+@pytest.mark.parametrize(
+    ("metadata", "expected"),
+    [
+        ({"outcome": "success", "confidence": 0.9}, (1.0 + 0.9) / 2),
+        ({"outcome": "Failure", "confidence": 0.9}, (0.0 + 0.9) / 2),
+        ({"outcome": "partial"}, (0.5 + 0.5) / 2),
+        ({"confidence": 7}, (0.5 + 1.0) / 2),
+        ({"outcome": "shipped", "confidence": "high"}, (0.5 + 0.5) / 2),
+        ({"confidence": True}, (0.5 + 0.5) / 2),
+        ({}, 0.5),
+    ],
+)
+def test_chunk_quality(metadata: dict[str, Any], expected: float) -> None:
+    assert chunk_quality(metadata) == pytest.approx(expected)
+
+
+def test_quality_score_compresses_rank_then_multiplies_by_quality() -> None:
+    assert quality_score(1, 0.5) == pytest.approx(1.0 * (0.4 + 0.6 * 0.5))
+    assert quality_score(4, 1.0) == pytest.approx(4**-0.3 * 1.0)
+    # A proven fix at rank 2 overtakes a confident failure at rank 1 ...
+    assert quality_score(2, (1.0 + 0.9) / 2) > quality_score(1, (0.0 + 0.9) / 2)
+    # ... while equal quality never reorders.
+    assert quality_score(1, 0.5) > quality_score(2, 0.5)
+
+
+def test_quality_keeps_the_engine_order_without_metadata() -> None:
+    engine = Engine()
+    engine.index(lesson_entries([{**raw, "metadata": {}} for raw in LESSONS]))
+    chunks = engine.chunks()
+    quality = resolve_ranker("quality")(engine, chunks)
+    plain = resolve_ranker("engine")(engine, chunks)
+    for query in ("flaky CI timeout", "migration deadlock"):
+        assert quality.rank(query, chunks) == plain.rank(query, chunks) != []
+
+
+def test_quality_lifts_precision_at_1_over_a_text_similar_failed_attempt(
+    lesson_engine: Engine,
+) -> None:
+    rankers = [(name, resolve_ranker(name)) for name in ("flatfile", "bm25", "engine", "quality")]
+    section = head_to_head(LESSON_CASES, lambda _: (lesson_engine, lesson_engine.chunks()), rankers)
+    precision = section["metrics"]["precision@1"]
+    assert precision == {"flatfile": 0.0, "bm25": 0.0, "engine": 0.0, "quality": 1.0}
+    # The fix is second for every text ranker: mrr 1/2; quality puts it first.
+    assert section["metrics"]["mrr"] == {
+        "flatfile": 0.5,
+        "bm25": 0.5,
+        "engine": 0.5,
+        "quality": 1.0,
+    }
+    assert section["lift"]["quality"]["precision@1"] == {"absolute": -1.0, "relative": -1.0}
+
+
+def test_head_to_head_shape_and_lift_arithmetic(lesson_engine: Engine) -> None:
+    rankers = [(name, resolve_ranker(name)) for name in ("quality", "engine")]
+    negative = Case("neg", "zzz", (), "none", 0, "", "plaintext", "t", 1)
+    section = head_to_head(
+        [*LESSON_CASES, negative], lambda _: (lesson_engine, lesson_engine.chunks()), rankers
+    )
+    assert section["rankers"] == ["quality", "engine"]
+    assert section["cases"] == 2 and section["depth"] == 10
+    assert list(section["metrics"]) == list(HEAD_TO_HEAD_METRICS)
+    assert section["by_content_type"]["plaintext"]["cases"] == 2
+    assert section["by_content_type"]["plaintext"]["metrics"] == section["metrics"]
+    # engine 1/2 against quality 1: ndcg with one relevant chunk is 1/log2(3) against 1.
+    ndcg = section["lift"]["quality"]["ndcg@10"]
+    assert ndcg["absolute"] == pytest.approx(1 / math.log2(3) - 1)
+    assert ndcg["relative"] == pytest.approx((1 / math.log2(3) - 1) / 1)
+
+
+def test_lift_is_absolute_and_relative_to_the_other_ranker() -> None:
+    assert lift(0.9, 0.6) == {"absolute": pytest.approx(0.3), "relative": pytest.approx(0.3 / 0.6)}
+    assert lift(0.5, 0.0) == {"absolute": 0.5, "relative": None}
+    assert lift(None, 0.5) == {"absolute": None, "relative": None}
+
+
+def test_no_lift_without_the_engine_ranker(lesson_engine: Engine) -> None:
+    section = head_to_head(
+        LESSON_CASES,
+        lambda _: (lesson_engine, lesson_engine.chunks()),
+        [("flatfile", resolve_ranker("flatfile"))],
+    )
+    assert section["lift"] == {}
+
+
+class ReversedRanker:
+    def rank(self, query: str, chunks: Sequence[Chunk]) -> list[int]:
+        return list(reversed(range(len(chunks))))
+
+
+def make_reversed(engine: SearchEngine, chunks: Sequence[Chunk]) -> Ranker:
+    return ReversedRanker()
+
+
+def test_registry_and_module_factory_specs(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert {"flatfile", "bm25", "engine", "quality"} <= set(registered_rankers())
+    monkeypatch.setattr(rankers, "_REGISTRY", dict(rankers._REGISTRY))
+    register_ranker("reversed-for-test", make_reversed)
+    assert resolve_ranker("reversed-for-test") is make_reversed
+    assert resolve_ranker("tests.test_rankers:make_reversed") is make_reversed
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("bm52", "unknown ranker 'bm52'; registered: "),
+        ("tests.no_such_module:make", "cannot load it"),
+        ("tests.test_rankers:no_such_factory", "cannot load it"),
+        ("tests.test_rankers:LESSONS", "not callable"),
+    ],
+)
+def test_bad_ranker_specs(spec: str, message: str) -> None:
+    with pytest.raises(RankerSpecError, match=message):
+        resolve_ranker(spec)
+
+
+def test_bad_ranker_names_are_refused() -> None:
+    with pytest.raises(RankerSpecError):
+        register_ranker("a:b", make_reversed)
+
+
+def test_ranker_names_option_splits_strips_and_deduplicates() -> None:
+    assert parse_ranker_names(" bm25, engine,,bm25 ,flatfile") == ("bm25", "engine", "flatfile")

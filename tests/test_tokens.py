@@ -1,0 +1,139 @@
+"""Token cost: exact counts when bpe-openai is there, a labeled approximation otherwise."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Iterator, Sequence
+
+import pytest
+
+from pytest_qualbench import sections, tokens
+from pytest_qualbench.engine.types import Result
+from pytest_qualbench.fixtures import Case, Entry, FixtureSet
+from pytest_qualbench.runner import BenchRun
+from pytest_qualbench.sections import retrieved_tokens
+from pytest_qualbench.tokens import (
+    APPROXIMATE_METHOD,
+    TokenCounter,
+    approximate_tokens,
+    reduction_percent,
+    token_cost,
+    token_counter,
+)
+
+# One token per whitespace-separated word: arithmetic a reader can check.
+WORDS = TokenCounter("words (test)", True, lambda text: len(text.split()))
+
+
+def make_entry(entry_id: str, content_type: str, haystack: str) -> Entry:
+    return Entry(entry_id, content_type, haystack, entry_id, "durable", (), "t", 1)
+
+
+def make_case(case_id: str, content_type: str, needles: tuple[str, ...] = ("x",)) -> Case:
+    layer = "porter" if needles else "none"
+    return Case(case_id, case_id, needles, layer, 0, "", content_type, "t", 1)
+
+
+ENTRIES = {
+    "markdown": [
+        make_entry("m1", "markdown", "one two three four"),
+        make_entry("m2", "markdown", "five six"),
+    ],
+    "json": [make_entry("j1", "json", "a b c d e f g h i j")],
+}
+RETRIEVED = {"md_q1": 6, "md_q2": 1, "js_q1": 0}
+
+
+class FixedEngine:
+    """Returns the same four texts for every query, and ignores `limit`."""
+
+    def index(self, entries: Sequence[Entry]) -> None:
+        pass
+
+    def search(self, query: str, *, limit: int = 10, kinds: Iterable[str] = ()) -> list[Result]:
+        return [Result(text) for text in ("one two", "five six", "three four", "never counted")]
+
+
+@pytest.fixture
+def no_token_counter_cache() -> Iterator[None]:
+    token_counter.cache_clear()
+    yield
+    token_counter.cache_clear()
+
+
+def test_approximation_is_characters_over_four_rounded_up() -> None:
+    assert approximate_tokens("") == 0
+    assert approximate_tokens("abcd") == 1
+    assert approximate_tokens("abcde") == 2
+
+
+def test_reduction_percent() -> None:
+    assert reduction_percent(25.0, 1000.0) == pytest.approx(100 * (1 - 25 / 1000))
+    assert reduction_percent(0.0, 0.0) is None
+
+
+def test_retrieved_tokens_count_the_top_k_where_the_case_runs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(sections, "token_counter", lambda: WORDS)
+    bench_run = BenchRun(FixtureSet((), "sha256:"), lambda content_type: FixedEngine(), limit=10)
+    # Top 3 of the four texts, even from an engine that returns more: 2 + 2 + 2.
+    assert retrieved_tokens(bench_run, make_case("md_q1", "markdown"), 3) == 6
+    assert retrieved_tokens(bench_run, make_case("md_q1", "markdown"), 1) == 2
+    assert retrieved_tokens(bench_run, make_case("md_q1", "markdown"), 0) is None
+    assert retrieved_tokens(bench_run, make_case("neg", "markdown", needles=()), 3) is None
+
+
+def test_token_cost_arithmetic() -> None:
+    cases = [
+        make_case("md_q1", "markdown"),
+        make_case("md_q2", "markdown"),
+        make_case("js_q1", "json"),
+        make_case("md_q_neg", "markdown", needles=()),
+    ]
+    section = token_cost(
+        cases, lambda content_type: ENTRIES[content_type], RETRIEVED, k=3, counter=WORDS
+    )
+    assert section["k"] == 3 and section["method"] == "words (test)" and section["exact"] is True
+    # markdown corpus: 4 + 2 = 6 tokens per call; the calls retrieved 6 and 1.
+    markdown = section["by_content_type"]["markdown"]
+    assert markdown == {
+        "cases": 2,
+        "retrieved_tokens_per_call": (6 + 1) / 2,
+        "corpus_tokens_per_call": 6.0,
+        "reduction_pct": pytest.approx(100 * (1 - 3.5 / 6)),
+    }
+    assert section["by_content_type"]["json"]["retrieved_tokens_per_call"] == 0.0
+    assert section["by_content_type"]["json"]["reduction_pct"] == 100.0
+    overall = section["overall"]
+    assert overall["cases"] == 3  # the negative case is no retrieval call
+    assert overall["retrieved_tokens_per_call"] == pytest.approx((6 + 1 + 0) / 3)
+    assert overall["corpus_tokens_per_call"] == pytest.approx((6 + 6 + 10) / 3)
+    assert overall["reduction_pct"] == pytest.approx(100 * (1 - (7 / 3) / (22 / 3)))
+
+
+def test_without_bpe_openai_the_count_is_labeled_approximate(
+    monkeypatch: pytest.MonkeyPatch, no_token_counter_cache: None
+) -> None:
+    monkeypatch.setitem(sys.modules, "bpe_openai", None)  # import raises ImportError
+    counter = token_counter()
+    assert counter.exact is False
+    assert counter.method == APPROXIMATE_METHOD == "approximate: ceil(characters / 4)"
+    assert counter.count("hello world") == 3
+    section = token_cost(
+        [make_case("md_q2", "markdown")], ENTRIES.__getitem__, RETRIEVED, k=3, counter=counter
+    )
+    lines = tokens.summary_lines(section)
+    assert "(NOT exact)" in lines[0]
+
+
+def test_exact_cl100k_base_counts_offline(no_token_counter_cache: None) -> None:
+    pytest.importorskip("bpe_openai")
+    counter = token_counter()
+    assert counter.exact is True
+    assert counter.method.startswith("cl100k_base (bpe-openai ")
+    # Known cl100k_base encodings: [15339, 1917] and [83, 1609, 5963, 374, 2294, 0].
+    assert counter.count("hello world") == 2
+    assert counter.count("tiktoken is great!") == 6
+    # A special token's spelling in user text is ordinary text, never an error.
+    assert counter.count("<|endoftext|>") > 1
