@@ -15,12 +15,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-DocIds = npt.NDArray[np.int64]
+# Stored postings hold int32 doc ids and float32 weights where that is exact; ids
+# computed at query time may be int64, and scores are always float64.
+DocIds = npt.NDArray[np.signedinteger[Any]]
 Floats = npt.NDArray[np.float64]
+Weights = npt.NDArray[np.floating[Any]]
 Mask = npt.NDArray[np.bool_]
 UNKNOWN_TERM = -1
 
@@ -48,6 +52,12 @@ def intersect_sorted(small: DocIds, large: DocIds) -> DocIds:
     slots = np.minimum(np.searchsorted(large, small), len(large) - 1)
     found: DocIds = small[large[slots] == small]
     return found
+
+
+def exact_float32(values: Floats) -> Weights:
+    """float32 when every value survives the round trip (counts, integer-weighted sums)."""
+    narrow = values.astype(np.float32)
+    return narrow if np.array_equal(narrow, values) else values
 
 
 class PostingIndex:
@@ -78,8 +88,10 @@ class PostingIndex:
         doc_column = np.asarray(docs, dtype=np.int64)
         # Rows arrive in doc order; a stable sort by term keeps each posting's docs ascending.
         order = np.argsort(term_column, kind="stable")
-        self.docs: DocIds = doc_column[order]
-        self.weights: Floats = np.asarray(weights, dtype=np.float64)[order]
+        # Postings are most of the index's memory: doc ids fit int32 below 2**31 chunks.
+        id_type = np.int32 if self.size < 2**31 else np.int64
+        self.docs: DocIds = doc_column[order].astype(id_type)
+        self.weights: Weights = exact_float32(np.asarray(weights, dtype=np.float64)[order])
         per_term = np.bincount(term_column, minlength=term_count)
         self.offsets: DocIds = np.concatenate(([0], np.cumsum(per_term))).astype(np.int64)
 
@@ -88,7 +100,7 @@ class PostingIndex:
             return 0
         return int(self.offsets[term + 1] - self.offsets[term])
 
-    def postings(self, term: int) -> tuple[DocIds, Floats]:
+    def postings(self, term: int) -> tuple[DocIds, Weights]:
         """The ascending doc ids holding the term and its weighted frequency in each."""
         if term == UNKNOWN_TERM:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)
@@ -125,7 +137,7 @@ class PostingIndex:
             if not len(docs):
                 continue
             slots = np.minimum(np.searchsorted(docs, candidates), len(docs) - 1)
-            tf = np.where(docs[slots] == candidates, weights[slots], 0.0)
+            tf = np.where(docs[slots] == candidates, weights[slots].astype(np.float64), 0.0)
             term_idf = idf(self.size, len(docs))
             total += term_scores(term_idf, tf, candidate_len, self.avgdl, self.k1, self.b)
         return total
