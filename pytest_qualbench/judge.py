@@ -8,6 +8,7 @@ the JSON report.
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -24,6 +25,17 @@ from pytest_qualbench.metrics import (
 CHECKS = ("needles", "rank", "layer", "negative")
 TOP_RESULTS_SHOWN = 5
 SNIPPET_CHARS = 160
+
+
+def parse_checks(text: str) -> frozenset[str]:
+    """argparse `type=`: a comma-separated subset of the per-case checks."""
+    names = frozenset(name.strip() for name in text.split(",") if name.strip())
+    unknown = sorted(names - set(CHECKS))
+    if unknown:
+        raise argparse.ArgumentTypeError(
+            f"unknown check(s) {', '.join(unknown)}; choose from {', '.join(CHECKS)}"
+        )
+    return names
 
 
 @dataclass(frozen=True)
