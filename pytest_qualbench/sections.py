@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_qualbench.engine.types import ALL_KINDS, Chunk, SearchEngine
+from pytest_qualbench.engine.types import Chunk, SearchEngine
 from pytest_qualbench.fixtures import Case
 from pytest_qualbench.head_to_head import head_to_head
 from pytest_qualbench.rankers import RankerFactory
@@ -87,20 +87,17 @@ def guarded(compute: Callable[[], dict[str, Any]], empty: dict[str, Any]) -> dic
 
 
 def retrieved_tokens(bench_run: BenchRun, case: Case, k: int) -> int | None:
-    """Tokens of the engine's top k result texts for a positive case, counted where it ran.
+    """Tokens of the top k result texts of a positive case, counted where it ran.
 
-    None for a negative case, for k 0, and when the engine raises (the case has
-    already failed with that error).
+    The texts are those the case's own search returned (at most the run's
+    limit). None for a negative case, for k 0, and for a case whose search
+    raised (it has already failed with that error).
     """
-    if case.is_negative or k <= 0:
-        return None
-    try:
-        engine = bench_run.corpus(case.content_type).engine
-        results = engine.search(case.query, limit=k, kinds=ALL_KINDS)
-    except Exception:
+    texts = bench_run.retrieved.get(case.case_id)
+    if case.is_negative or k <= 0 or texts is None:
         return None
     counter = token_counter()
-    return sum(counter.count(result.text) for result in list(results)[:k])
+    return sum(counter.count(text) for text in texts[:k])
 
 
 def rankers_section(

@@ -77,6 +77,9 @@ def test_retrieved_tokens_count_the_top_k_where_the_case_runs(
 ) -> None:
     monkeypatch.setattr(sections, "token_counter", lambda: WORDS)
     bench_run = BenchRun(FixtureSet((), "sha256:"), lambda content_type: FixedEngine(), limit=10)
+    case = make_case("md_q1", "markdown")
+    assert retrieved_tokens(bench_run, case, 3) is None  # not run yet: nothing to count
+    bench_run.run_case(case)
     # Top 3 of the four texts, even from an engine that returns more: 2 + 2 + 2.
     assert retrieved_tokens(bench_run, make_case("md_q1", "markdown"), 3) == 6
     assert retrieved_tokens(bench_run, make_case("md_q1", "markdown"), 1) == 2
