@@ -20,11 +20,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-# Stored postings hold int32 doc ids and float32 weights where that is exact; ids
-# computed at query time may be int64, and scores are always float64.
+# Stored postings hold int32 doc ids and the narrowest weight type that is exact
+# (uint8 counts, mostly); ids computed at query time may be int64, and scores are
+# always float64.
 DocIds = npt.NDArray[np.signedinteger[Any]]
 Floats = npt.NDArray[np.float64]
-Weights = npt.NDArray[np.floating[Any]]
+Weights = npt.NDArray[np.floating[Any] | np.unsignedinteger[Any]]
 Mask = npt.NDArray[np.bool_]
 UNKNOWN_TERM = -1
 
@@ -54,10 +55,21 @@ def intersect_sorted(small: DocIds, large: DocIds) -> DocIds:
     return found
 
 
-def exact_float32(values: Floats) -> Weights:
-    """float32 when every value survives the round trip (counts, integer-weighted sums)."""
-    narrow = values.astype(np.float32)
-    return narrow if np.array_equal(narrow, values) else values
+# Narrowest first: term frequencies are small integers, so most postings fit a byte.
+EXACT_WEIGHT_TYPES: tuple[type[np.uint8 | np.uint16 | np.float32], ...] = (
+    np.uint8,
+    np.uint16,
+    np.float32,
+)
+
+
+def narrowest_exact(values: Floats) -> Weights:
+    """The first of EXACT_WEIGHT_TYPES every value survives a round trip through, else float64."""
+    for weight_type in EXACT_WEIGHT_TYPES:
+        narrow: Weights = values.astype(weight_type)
+        if np.array_equal(narrow, values):
+            return narrow
+    return values
 
 
 class PostingIndex:
@@ -91,7 +103,7 @@ class PostingIndex:
         # Postings are most of the index's memory: doc ids fit int32 below 2**31 chunks.
         id_type = np.int32 if self.size < 2**31 else np.int64
         self.docs: DocIds = doc_column[order].astype(id_type)
-        self.weights: Weights = exact_float32(np.asarray(weights, dtype=np.float64)[order])
+        self.weights: Weights = narrowest_exact(np.asarray(weights, dtype=np.float64)[order])
         per_term = np.bincount(term_column, minlength=term_count)
         self.offsets: DocIds = np.concatenate(([0], np.cumsum(per_term))).astype(np.int64)
 
