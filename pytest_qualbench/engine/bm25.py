@@ -75,7 +75,9 @@ def narrowest_exact(values: Floats) -> Weights:
 class PostingIndex:
     """Weighted term frequencies per (term, document) pair, with BM25 scoring.
 
-    Rows are given in ascending document order, one per (term, document) pair.
+    Rows are given one per (term, document) pair, in ascending document order or
+    already sorted by (term, document); the layers give the latter, which makes
+    the stable sort here a linear pass.
     """
 
     def __init__(
