@@ -26,6 +26,23 @@ def trigram_keys(folded: str) -> DocIds:
     return keys
 
 
+def sorted_by_key(
+    row_keys: DocIds, docs: DocIds, counts: DocIds
+) -> tuple[DocIds, DocIds, DocIds, DocIds]:
+    """Rows given in doc order, sorted by key: distinct keys, a term id per row, docs, counts.
+
+    One stable sort keeps each key's docs ascending, so the rows arrive at
+    PostingIndex already grouped by term (a cheaper route than np.unique with
+    return_inverse followed by PostingIndex's own sort of random term ids).
+    """
+    order = np.argsort(row_keys, kind="stable")
+    sorted_keys = row_keys[order]
+    starts = np.ones(len(sorted_keys), dtype=bool)
+    starts[1:] = sorted_keys[1:] != sorted_keys[:-1]
+    terms: DocIds = np.cumsum(starts) - 1
+    return sorted_keys[starts], terms, docs[order], counts[order]
+
+
 class TrigramLayer:
     """Every query word of 3+ characters must be a substring (then any word); BM25 over trigrams."""
 
@@ -40,7 +57,7 @@ class TrigramLayer:
         rows_per_doc = [len(keys) for keys, _ in distinct]
         docs = np.repeat(np.arange(len(distinct), dtype=np.int64), rows_per_doc)
         lengths = [max(len(h) - 2, 0) for h in self.haystacks]
-        self.keys, terms = np.unique(row_keys, return_inverse=True)
+        self.keys, terms, docs, counts = sorted_by_key(row_keys, docs, counts)
         self.index = PostingIndex(
             terms, docs, counts, term_count=len(self.keys), doc_lengths=lengths, k1=k1, b=b
         )
