@@ -2,33 +2,47 @@
 
 from __future__ import annotations
 
+import itertools
 from array import array
 from collections.abc import Sequence
 
 import numpy as np
 
-from pytest_qualbench.engine.analysis import STOPWORDS, query_terms, stem, tokenize
+from pytest_qualbench.engine.analysis import STOPWORDS, query_terms, raw_words, stem, word_tokens
 from pytest_qualbench.engine.bm25 import UNKNOWN_TERM, DocIds, Mask, PostingIndex
 from pytest_qualbench.engine.ranking import top
 from pytest_qualbench.engine.types import Chunk
 
 
 class Vocabulary(dict[str, int]):
-    """Ids for words in first-seen order: looking up an unseen word gives it the next id."""
+    """Ids for tokens in first-seen order: looking up an unseen token gives it the next id."""
 
-    def __missing__(self, word: str) -> int:
-        self[word] = len(self)
+    def __missing__(self, token: str) -> int:
+        self[token] = len(self)
         return len(self) - 1
 
 
-def token_stream(texts: Sequence[str], vocabulary: Vocabulary) -> tuple[DocIds, DocIds]:
+class WordTokenIds(dict[str, tuple[int, ...]]):
+    """The vocabulary ids of each raw word's tokens (`word_tokens`), worked out once per word."""
+
+    def __init__(self, vocabulary: Vocabulary) -> None:
+        super().__init__()
+        self.vocabulary = vocabulary
+
+    def __missing__(self, word: str) -> tuple[int, ...]:
+        ids = tuple(self.vocabulary[token] for token in word_tokens(word))
+        self[word] = ids
+        return ids
+
+
+def token_stream(texts: Sequence[str], token_ids: WordTokenIds) -> tuple[DocIds, DocIds]:
     """The vocabulary id of every token of every text, and the doc (text number) of each."""
     ids = array("q")
     counts = []
     for text in texts:
         before = len(ids)
-        # A dict subclass's __getitem__ runs in C for known words: no Python call per token.
-        ids.extend(map(vocabulary.__getitem__, tokenize(text)))
+        # A dict subclass's __getitem__ runs in C for known words: no Python call per word.
+        ids.extend(itertools.chain.from_iterable(map(token_ids.__getitem__, raw_words(text))))
         counts.append(len(ids) - before)
     docs = np.repeat(np.arange(len(texts), dtype=np.int64), counts)
     return np.asarray(ids, dtype=np.int64), docs
@@ -50,8 +64,9 @@ class PorterLayer:
     ) -> None:
         doc_count = max(len(chunks), 1)
         words = Vocabulary()
-        body_words, body_docs = token_stream([chunk.text for chunk in chunks], words)
-        title_words, title_docs = token_stream([chunk.title for chunk in chunks], words)
+        token_ids = WordTokenIds(words)
+        body_words, body_docs = token_stream([chunk.text for chunk in chunks], token_ids)
+        title_words, title_docs = token_stream([chunk.title for chunk in chunks], token_ids)
         all_words = np.concatenate((body_words, title_words))
         all_docs = np.concatenate((body_docs, title_docs))
         word_pairs, _ = pair_counts(all_words, all_docs, doc_count)
