@@ -100,7 +100,8 @@ class PostingIndex:
         self.avgdl = total / self.size if total > 0 else 1.0
         term_column = np.asarray(terms, dtype=np.int64)
         doc_column = np.asarray(docs, dtype=np.int64)
-        # Rows arrive in doc order; a stable sort by term keeps each posting's docs ascending.
+        # A stable sort by term keeps each posting's docs ascending; on rows already sorted by
+        # term (what the layers give) it is a linear pass.
         order = np.argsort(term_column, kind="stable")
         # Postings are most of the index's memory: doc ids fit int32 below 2**31 chunks.
         id_type = np.int32 if self.size < 2**31 else np.int64

@@ -95,7 +95,7 @@ class PorterLayer:
             title_terms[title_kept], title_docs[title_kept], doc_count
         )
         # Rows sorted by (term, doc); the weighted frequency is body count + title_weight *
-        # title count (bincount adds in row order: the body count first, as rank_bm25 would).
+        # title count (bincount adds in row order: the body count first).
         pairs, row = np.unique(np.concatenate((body_pairs, title_pairs)), return_inverse=True)
         weights = np.bincount(
             row,
