@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from pytest_qualbench.engine.analysis import STOPWORDS, query_terms, raw_words, stem, word_tokens
-from pytest_qualbench.engine.bm25 import UNKNOWN_TERM, DocIds, Mask, PostingIndex
+from pytest_qualbench.engine.bm25 import UNKNOWN_TERM, DocIds, Floats, Mask, PostingIndex
 from pytest_qualbench.engine.ranking import top
 from pytest_qualbench.engine.types import Chunk
 
@@ -54,6 +54,28 @@ def pair_counts(items: DocIds, docs: DocIds, doc_count: int) -> tuple[DocIds, Do
     return pairs, counts
 
 
+def weighted_pairs(
+    body: tuple[DocIds, DocIds], title: tuple[DocIds, DocIds], title_weight: float, doc_count: int
+) -> tuple[DocIds, Floats]:
+    """Packed (term, doc) pairs, ascending, and body count + title_weight * title count of each.
+
+    Each field is a (term id per token, doc per token) pair of columns; stopword
+    tokens (UNKNOWN_TERM) are left out.
+    """
+    field_pairs = []
+    field_weights = []
+    for (terms, docs), weight in ((body, 1.0), (title, title_weight)):
+        kept = terms != UNKNOWN_TERM
+        pairs, counts = pair_counts(terms[kept], docs[kept], doc_count)
+        field_pairs.append(pairs)
+        field_weights.append(weight * counts)
+    # bincount adds in row order: the body count, then the weighted title count.
+    merged, row = np.unique(np.concatenate(field_pairs), return_inverse=True)
+    summed = np.bincount(row, weights=np.concatenate(field_weights), minlength=len(merged))
+    weights: Floats = np.asarray(summed, dtype=np.float64)
+    return merged, weights
+
+
 class PorterLayer:
     """Stemmed-term BM25; all query terms required first, any term if that finds nothing."""
 
@@ -86,24 +108,12 @@ class PorterLayer:
         )
         body_terms = term_of_word[body_words]
         title_terms = term_of_word[title_words]
-        body_kept = body_terms != UNKNOWN_TERM
-        title_kept = title_terms != UNKNOWN_TERM
-        body_pairs, body_counts = pair_counts(
-            body_terms[body_kept], body_docs[body_kept], doc_count
+        pairs, weights = weighted_pairs(
+            (body_terms, body_docs), (title_terms, title_docs), title_weight, doc_count
         )
-        title_pairs, title_counts = pair_counts(
-            title_terms[title_kept], title_docs[title_kept], doc_count
-        )
-        # Rows sorted by (term, doc); the weighted frequency is body count + title_weight *
-        # title count (bincount adds in row order: the body count first).
-        pairs, row = np.unique(np.concatenate((body_pairs, title_pairs)), return_inverse=True)
-        weights = np.bincount(
-            row,
-            weights=np.concatenate((body_counts, title_weight * title_counts)),
-            minlength=len(pairs),
-        )
-        body_lengths = np.bincount(body_docs[body_kept], minlength=len(chunks))
-        title_lengths = np.bincount(title_docs[title_kept], minlength=len(chunks))
+        # Lengths weigh title tokens as the frequencies do: the title counted title_weight times.
+        body_lengths = np.bincount(body_docs[body_terms != UNKNOWN_TERM], minlength=len(chunks))
+        title_lengths = np.bincount(title_docs[title_terms != UNKNOWN_TERM], minlength=len(chunks))
         self.index = PostingIndex(
             pairs // doc_count,
             pairs % doc_count,
