@@ -20,11 +20,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-# Stored postings hold int32 doc ids and float32 weights where that is exact; ids
-# computed at query time may be int64, and scores are always float64.
+# Stored postings hold int32 doc ids and the narrowest weight type that is exact
+# (uint8 counts, mostly); ids computed at query time may be int64, and scores are
+# always float64.
 DocIds = npt.NDArray[np.signedinteger[Any]]
 Floats = npt.NDArray[np.float64]
-Weights = npt.NDArray[np.floating[Any]]
+Weights = npt.NDArray[np.floating[Any] | np.unsignedinteger[Any]]
 Mask = npt.NDArray[np.bool_]
 UNKNOWN_TERM = -1
 
@@ -54,16 +55,29 @@ def intersect_sorted(small: DocIds, large: DocIds) -> DocIds:
     return found
 
 
-def exact_float32(values: Floats) -> Weights:
-    """float32 when every value survives the round trip (counts, integer-weighted sums)."""
-    narrow = values.astype(np.float32)
-    return narrow if np.array_equal(narrow, values) else values
+# Narrowest first: term frequencies are small integers, so most postings fit a byte.
+EXACT_WEIGHT_TYPES: tuple[type[np.uint8 | np.uint16 | np.float32], ...] = (
+    np.uint8,
+    np.uint16,
+    np.float32,
+)
+
+
+def narrowest_exact(values: Floats) -> Weights:
+    """The first of EXACT_WEIGHT_TYPES every value survives a round trip through, else float64."""
+    for weight_type in EXACT_WEIGHT_TYPES:
+        narrow: Weights = values.astype(weight_type)
+        if np.array_equal(narrow, values):
+            return narrow
+    return values
 
 
 class PostingIndex:
     """Weighted term frequencies per (term, document) pair, with BM25 scoring.
 
-    Rows are given in ascending document order, one per (term, document) pair.
+    Rows are given one per (term, document) pair, in ascending document order or
+    already sorted by (term, document); the layers give the latter, which makes
+    the stable sort here a linear pass.
     """
 
     def __init__(
@@ -86,12 +100,13 @@ class PostingIndex:
         self.avgdl = total / self.size if total > 0 else 1.0
         term_column = np.asarray(terms, dtype=np.int64)
         doc_column = np.asarray(docs, dtype=np.int64)
-        # Rows arrive in doc order; a stable sort by term keeps each posting's docs ascending.
+        # A stable sort by term keeps each posting's docs ascending; on rows already sorted by
+        # term (what the layers give) it is a linear pass.
         order = np.argsort(term_column, kind="stable")
         # Postings are most of the index's memory: doc ids fit int32 below 2**31 chunks.
         id_type = np.int32 if self.size < 2**31 else np.int64
         self.docs: DocIds = doc_column[order].astype(id_type)
-        self.weights: Weights = exact_float32(np.asarray(weights, dtype=np.float64)[order])
+        self.weights: Weights = narrowest_exact(np.asarray(weights, dtype=np.float64)[order])
         per_term = np.bincount(term_column, minlength=term_count)
         self.offsets: DocIds = np.concatenate(([0], np.cumsum(per_term))).astype(np.int64)
 

@@ -2,13 +2,78 @@
 
 from __future__ import annotations
 
-from collections import Counter
+import itertools
+from array import array
 from collections.abc import Sequence
 
-from pytest_qualbench.engine.analysis import STOPWORDS, query_terms, stem, tokenize
-from pytest_qualbench.engine.bm25 import UNKNOWN_TERM, DocIds, Mask, PostingIndex
+import numpy as np
+
+from pytest_qualbench.engine.analysis import STOPWORDS, query_terms, raw_words, stem, word_tokens
+from pytest_qualbench.engine.bm25 import UNKNOWN_TERM, DocIds, Floats, Mask, PostingIndex
 from pytest_qualbench.engine.ranking import top
 from pytest_qualbench.engine.types import Chunk
+
+
+class Vocabulary(dict[str, int]):
+    """Ids for tokens in first-seen order: looking up an unseen token gives it the next id."""
+
+    def __missing__(self, token: str) -> int:
+        self[token] = len(self)
+        return len(self) - 1
+
+
+class WordTokenIds(dict[str, tuple[int, ...]]):
+    """The vocabulary ids of each raw word's tokens (`word_tokens`), worked out once per word."""
+
+    def __init__(self, vocabulary: Vocabulary) -> None:
+        super().__init__()
+        self.vocabulary = vocabulary
+
+    def __missing__(self, word: str) -> tuple[int, ...]:
+        ids = tuple(self.vocabulary[token] for token in word_tokens(word))
+        self[word] = ids
+        return ids
+
+
+def token_stream(texts: Sequence[str], token_ids: WordTokenIds) -> tuple[DocIds, DocIds]:
+    """The vocabulary id of every token of every text, and the doc (text number) of each."""
+    ids = array("q")
+    counts = []
+    for text in texts:
+        before = len(ids)
+        # A dict subclass's __getitem__ runs in C for known words: no Python call per word.
+        ids.extend(itertools.chain.from_iterable(map(token_ids.__getitem__, raw_words(text))))
+        counts.append(len(ids) - before)
+    docs = np.repeat(np.arange(len(texts), dtype=np.int64), counts)
+    return np.asarray(ids, dtype=np.int64), docs
+
+
+def pair_counts(items: DocIds, docs: DocIds, doc_count: int) -> tuple[DocIds, DocIds]:
+    """Distinct (item, doc) pairs packed as item * doc_count + doc, ascending, and their counts."""
+    pairs, counts = np.unique(items * doc_count + docs, return_counts=True)
+    return pairs, counts
+
+
+def weighted_pairs(
+    body: tuple[DocIds, DocIds], title: tuple[DocIds, DocIds], title_weight: float, doc_count: int
+) -> tuple[DocIds, Floats]:
+    """Packed (term, doc) pairs, ascending, and body count + title_weight * title count of each.
+
+    Each field is a (term id per token, doc per token) pair of columns; stopword
+    tokens (UNKNOWN_TERM) are left out.
+    """
+    field_pairs = []
+    field_weights = []
+    for (terms, docs), weight in ((body, 1.0), (title, title_weight)):
+        kept = terms != UNKNOWN_TERM
+        pairs, counts = pair_counts(terms[kept], docs[kept], doc_count)
+        field_pairs.append(pairs)
+        field_weights.append(weight * counts)
+    # bincount adds in row order: the body count, then the weighted title count.
+    merged, row = np.unique(np.concatenate(field_pairs), return_inverse=True)
+    summed = np.bincount(row, weights=np.concatenate(field_weights), minlength=len(merged))
+    weights: Floats = np.asarray(summed, dtype=np.float64)
+    return merged, weights
 
 
 class PorterLayer:
@@ -19,35 +84,42 @@ class PorterLayer:
     def __init__(
         self, chunks: Sequence[Chunk], *, k1: float, b: float, title_weight: float
     ) -> None:
-        self.term_ids: dict[str, int] = {}
+        doc_count = max(len(chunks), 1)
+        words = Vocabulary()
+        token_ids = WordTokenIds(words)
+        body_words, body_docs = token_stream([chunk.text for chunk in chunks], token_ids)
+        title_words, title_docs = token_stream([chunk.title for chunk in chunks], token_ids)
+        all_words = np.concatenate((body_words, title_words))
+        all_docs = np.concatenate((body_docs, title_docs))
+        word_pairs, _ = pair_counts(all_words, all_docs, doc_count)
+        frequency = np.bincount(word_pairs // doc_count, minlength=len(words)).tolist()
         # Surface words and their document frequency: the vocabulary fuzzy correction uses.
-        self.word_frequency: Counter[str] = Counter()
-        term_column: list[int] = []
-        doc_column: list[int] = []
-        weight_column: list[float] = []
-        lengths: list[float] = []
-        for doc, chunk in enumerate(chunks):
-            body = Counter(tokenize(chunk.text))
-            title = Counter(tokenize(chunk.title))
-            self.word_frequency.update(body.keys() | title.keys())
-            weighted: dict[str, float] = {}
-            # Counting before stemming stems each distinct token once per chunk.
-            for counts, weight in ((body, 1.0), (title, title_weight)):
-                for token, count in counts.items():
-                    if token not in STOPWORDS:
-                        term = stem(token)
-                        weighted[term] = weighted.get(term, 0.0) + weight * count
-            for term, frequency in weighted.items():
-                term_column.append(self.term_ids.setdefault(term, len(self.term_ids)))
-                doc_column.append(doc)
-                weight_column.append(frequency)
-            lengths.append(sum(weighted.values()))
+        self.word_frequency: dict[str, int] = dict(zip(words, frequency, strict=True))
+        self.term_ids: dict[str, int] = {}
+        # Stemming each distinct word once, not each token, is most of the build's saving.
+        term_of_word = np.array(
+            [
+                UNKNOWN_TERM
+                if word in STOPWORDS
+                else self.term_ids.setdefault(stem(word), len(self.term_ids))
+                for word in words
+            ],
+            dtype=np.int64,
+        )
+        body_terms = term_of_word[body_words]
+        title_terms = term_of_word[title_words]
+        pairs, weights = weighted_pairs(
+            (body_terms, body_docs), (title_terms, title_docs), title_weight, doc_count
+        )
+        # Lengths weigh title tokens as the frequencies do: the title counted title_weight times.
+        body_lengths = np.bincount(body_docs[body_terms != UNKNOWN_TERM], minlength=len(chunks))
+        title_lengths = np.bincount(title_docs[title_terms != UNKNOWN_TERM], minlength=len(chunks))
         self.index = PostingIndex(
-            term_column,
-            doc_column,
-            weight_column,
+            pairs // doc_count,
+            pairs % doc_count,
+            weights,
             term_count=len(self.term_ids),
-            doc_lengths=lengths,
+            doc_lengths=body_lengths + title_weight * title_lengths,
             k1=k1,
             b=b,
         )

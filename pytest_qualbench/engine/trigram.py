@@ -26,21 +26,46 @@ def trigram_keys(folded: str) -> DocIds:
     return keys
 
 
+def sorted_by_key(
+    row_keys: DocIds, docs: DocIds, counts: DocIds
+) -> tuple[DocIds, DocIds, DocIds, DocIds]:
+    """Rows given in doc order, sorted by key: distinct keys, a term id per row, docs, counts.
+
+    One stable sort keeps each key's docs ascending, so the rows arrive at
+    PostingIndex already grouped by term (a cheaper route than np.unique with
+    return_inverse followed by PostingIndex's own sort of random term ids).
+    """
+    order = np.argsort(row_keys, kind="stable")
+    sorted_keys = row_keys[order]
+    starts = np.ones(len(sorted_keys), dtype=bool)
+    starts[1:] = sorted_keys[1:] != sorted_keys[:-1]
+    terms: DocIds = np.cumsum(starts) - 1
+    return sorted_keys[starts], terms, docs[order], counts[order]
+
+
+def haystack(chunk: Chunk) -> str:
+    """What the layer indexes and matches substrings in: the folded title, a newline, the text."""
+    return fold(f"{chunk.title}\n{chunk.text}")
+
+
 class TrigramLayer:
     """Every query word of 3+ characters must be a substring (then any word); BM25 over trigrams."""
 
     name = "trigram"
 
     def __init__(self, chunks: Sequence[Chunk], *, k1: float, b: float) -> None:
-        self.haystacks = [fold(f"{chunk.title}\n{chunk.text}") for chunk in chunks]
+        # Folded texts are made again for the few candidates a query verifies, not kept:
+        # a second copy of the corpus would be a sixth of the index's memory.
+        self.chunks = chunks
+        haystacks = [haystack(chunk) for chunk in chunks]
         # One row per (trigram, doc) with its count, rows in doc order.
-        distinct = [np.unique(trigram_keys(h), return_counts=True) for h in self.haystacks]
+        distinct = [np.unique(trigram_keys(h), return_counts=True) for h in haystacks]
         row_keys = np.concatenate([keys for keys, _ in distinct] or [np.empty(0, np.int64)])
         counts = np.concatenate([n for _, n in distinct] or [np.empty(0, np.int64)])
         rows_per_doc = [len(keys) for keys, _ in distinct]
         docs = np.repeat(np.arange(len(distinct), dtype=np.int64), rows_per_doc)
-        lengths = [max(len(h) - 2, 0) for h in self.haystacks]
-        self.keys, terms = np.unique(row_keys, return_inverse=True)
+        lengths = [max(len(h) - 2, 0) for h in haystacks]
+        self.keys, terms, docs, counts = sorted_by_key(row_keys, docs, counts)
         self.index = PostingIndex(
             terms, docs, counts, term_count=len(self.keys), doc_lengths=lengths, k1=k1, b=b
         )
@@ -58,7 +83,7 @@ class TrigramLayer:
         """The candidates whose text holds the word (3-character words need no check)."""
         if len(word) == MIN_WORD_CHARS:
             return candidates
-        kept = [doc for doc in candidates.tolist() if word in self.haystacks[doc]]
+        kept = [doc for doc in candidates.tolist() if word in haystack(self.chunks[doc])]
         return np.asarray(kept, dtype=np.int64)
 
     def containing(self, word: str, visible: Mask) -> DocIds:
@@ -75,7 +100,7 @@ class TrigramLayer:
         if len(word) < MIN_WORD_CHARS:
             return False
         candidates = self.index.docs_with_all(self.term_ids(word))
-        return any(word in self.haystacks[doc] for doc in candidates.tolist())
+        return any(word in haystack(self.chunks[doc]) for doc in candidates.tolist())
 
     def search(self, query: str, visible: Mask, depth: int) -> DocIds:
         """Ranked doc ids among the visible ones."""
