@@ -69,3 +69,18 @@ def test_importing_the_package_loads_no_heavy_library() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert shown.strip() == "[]"
+
+
+def test_stem_shortcut_for_words_not_ending_in_a_letter_matches_nltk() -> None:
+    """stem() skips nltk for words no Porter rule can touch; the answer must be nltk's."""
+    from nltk.stem.porter import PorterStemmer
+
+    from pytest_qualbench.engine.analysis import stem
+
+    nltk_stemmer = PorterStemmer()
+    words = [
+        "p99", "http2", "v1_2", "ids_", "2024", "x86_64", "sha256", "Error42", "café",
+        "naïve", "größe", "日本", "ñ", "a1", "running2", "PROCESSES3", "tries", "running",
+    ]  # fmt: skip
+    for word in words:
+        assert stem(word) == nltk_stemmer.stem(word), word
