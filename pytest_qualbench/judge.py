@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pytest_qualbench.engine.types import Result
 from pytest_qualbench.fixtures import Case
 from pytest_qualbench.metrics import (
-    METRIC_NAMES,
     needles_found,
     negative_case_metrics,
     positive_case_metrics,
@@ -222,34 +221,16 @@ def judge(
 
 
 def error_record(case: Case, error: BaseException | str, *, latency_ms: float = 0.0) -> CaseRecord:
-    """The record of a case whose engine raised (or whose worker died): every metric scores 0."""
+    """The record of a case whose engine raised (or whose worker died): every metric scores 0.
+
+    It is the record of an empty result, except that a negative case fails too
+    and the one failure is the error.
+    """
     message = error if isinstance(error, str) else f"{type(error).__name__}: {error}"
-    metrics: dict[str, float | None]
-    if case.is_negative:
-        metrics = {"negative_pass": 0.0}
-    else:
-        metrics = dict.fromkeys(METRIC_NAMES, 0.0)
-        if case.expected_rank_ceiling == 0:
-            metrics["rank_ceiling_pass"] = None
-    return CaseRecord(
-        case_id=case.case_id,
-        entry_id=case.entry_id,
-        content_type=case.content_type,
-        query=case.query,
-        corrected_query=None,
-        expected_layer=case.expected_layer,
-        expected_rank_ceiling=case.expected_rank_ceiling,
-        negative=case.is_negative,
-        needles=case.needles,
-        result_count=0,
-        rank=None,
-        layer=None,
-        needles_found=(),
-        metrics=metrics,
-        failures=(Failure(case.case_id, "error", None, message),),
-        top_results=(),
-        latency_ms=latency_ms,
-        layers_reported=True,
+    empty = judge(case, (), relevant_total=0, latency_ms=latency_ms)
+    metrics = negative_case_metrics(1) if case.is_negative else empty.metrics
+    return replace(
+        empty, metrics=metrics, failures=(Failure(case.case_id, "error", None, message),)
     )
 
 
