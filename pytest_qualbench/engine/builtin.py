@@ -60,6 +60,9 @@ class Engine:
         self._porter: PorterLayer | None = None
         self._trigram: TrigramLayer | None = None
         self._corrector: Corrector | None = None
+        # The latest query and its correction: `search` corrects every query, and a
+        # caller showing the correction (the plugin's failure message) asks right after.
+        self._latest_correction: tuple[str, str | None] | None = None
         self._kinds: tuple[str, ...] = ()
         self._visible_masks: dict[tuple[str, ...], Mask] = {}
         load_libraries()
@@ -141,6 +144,7 @@ class Engine:
         )
         self._trigram = TrigramLayer(self._chunks, k1=self.k1, b=self.b)
         self._corrector = Corrector(self._porter.word_frequency)
+        self._latest_correction = None
 
     def search(
         self, query: str, *, limit: int = DEFAULT_LIMIT, kinds: Iterable[str] = DEFAULT_KINDS
@@ -164,9 +168,11 @@ class Engine:
         """The query with each unknown word (3+ chars) corrected; None when none was."""
         if self._corrector is None:
             return None
-        words = query_words(query)
-        corrected = [self._correct(word) for word in words]
-        return " ".join(corrected) if corrected != words else None
+        if self._latest_correction is None or self._latest_correction[0] != query:
+            words = query_words(query)
+            corrected = [self._correct(word) for word in words]
+            self._latest_correction = (query, " ".join(corrected) if corrected != words else None)
+        return self._latest_correction[1]
 
     def _correct(self, word: str) -> str:
         assert self._corrector is not None

@@ -92,6 +92,13 @@ def test_known_words_are_not_corrected(markdown_engine: Engine) -> None:
     assert markdown_engine.corrected_query("maxidle") is None
 
 
+def test_a_new_index_gets_new_corrections(make_entry: MakeEntry) -> None:
+    engine = engine_for(make_entry, "plaintext", [("c_001", "the database file")])
+    assert engine.corrected_query("databse") == "database"
+    engine.index([make_entry("c_002", "plaintext", "the databases folder")])
+    assert engine.corrected_query("databse") == "databases"
+
+
 def test_fabricated_query_returns_nothing(markdown_engine: Engine) -> None:
     assert markdown_engine.search("anomalocaris opabinia hallucigenia", kinds=ALL_KINDS) == []
     assert markdown_engine.corrected_query("anomalocaris opabinia hallucigenia") is None
