@@ -195,6 +195,9 @@ def judge(
         for failure in _check(case, len(results), rank, layer, found, layers_reported)
         if failure.type in checks
     )
+    # Only a failure shows its top results (message and report); snippets of a
+    # passing case would be built and thrown away.
+    shown = results[:TOP_RESULTS_SHOWN] if failures else ()
     return CaseRecord(
         case_id=case.case_id,
         entry_id=case.entry_id,
@@ -212,8 +215,7 @@ def judge(
         metrics=metrics,
         failures=failures,
         top_results=tuple(
-            _shown(rank_index + 1, result, case.needles)
-            for rank_index, result in enumerate(results[:TOP_RESULTS_SHOWN])
+            _shown(rank_index + 1, result, case.needles) for rank_index, result in enumerate(shown)
         ),
         latency_ms=latency_ms,
         layers_reported=layers_reported,

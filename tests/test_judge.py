@@ -88,10 +88,9 @@ def test_failed_record_carries_top_results_in_report() -> None:
     assert record.to_json()["top_results"] == [
         {"rank": 1, "layer": "porter", "title": "T", "snippet": "beta", "needle": None}
     ]
-    assert (
-        "top_results"
-        not in judge(make_case(), [Result("alpha", "porter")], relevant_total=1).to_json()
-    )
+    passed = judge(make_case(), [Result("alpha", "porter")], relevant_total=1)
+    assert "top_results" not in passed.to_json()
+    assert passed.top_results == ()
 
 
 def test_snippet_centres_the_needle() -> None:
