@@ -33,6 +33,8 @@ SCHEMA_VERSION = 1
 TIMING_KEYS = ("latency", "start_times")
 CASE_TIMING_KEYS = ("latency_ms",)
 METADATA_TIMING_KEYS = ("timestamp",)
+# Report lists written a row per line (report_text).
+ONE_LINE_ROWS = ("cases", "failures")
 
 SUMMARY_COLUMNS = (
     ("hit@1", "hit@1"),
@@ -220,7 +222,31 @@ def check_floors(
 
 def write_report(path: Path, report: Mapping[str, Any]) -> None:
     """Write atomically: a reader (or a crash) never sees half a report."""
-    write_text_atomic(path, json.dumps(report, sort_keys=True, indent=2, ensure_ascii=False) + "\n")
+    write_text_atomic(path, report_text(report))
+
+
+def report_text(report: Mapping[str, Any]) -> str:
+    """Sorted keys, two-space indentation, and each case and failure on a line of its own.
+
+    One line per case makes a diff of two reports one changed line per changed
+    case, and lets the bulk go through json's C encoder (any indent selects the
+    pure-Python one, about 0.1 ms per case).
+    """
+    members = []
+    for key in sorted(report):
+        value = report[key]
+        if key in ONE_LINE_ROWS and isinstance(value, list) and value:
+            rows = ",\n".join(f"    {_json(row)}" for row in value)
+            text = f"[\n{rows}\n  ]"
+        else:
+            text = json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False)
+            text = text.replace("\n", "\n  ")
+        members.append(f"  {_json(key)}: {text}")
+    return "{\n" + ",\n".join(members) + "\n}\n"
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
 def write_text_atomic(path: Path, text: str) -> None:

@@ -17,6 +17,7 @@ from pytest_qualbench.report import (
     build_report,
     check_floors,
     parse_floor,
+    report_text,
     write_report,
 )
 
@@ -77,6 +78,24 @@ def test_parse_floor() -> None:
     assert parse_floor("json.ndcg@10:0.75") == Floor("ndcg@10", "json", 0.75)
     with pytest.raises(argparse.ArgumentTypeError, match="between 0 and 1"):
         parse_floor("mrr:1.5")
+
+
+def test_report_text_puts_each_case_on_one_line() -> None:
+    report = {
+        "b": 1,
+        "cases": [{"y": 1, "x": "é"}, {"x": None}],
+        "a": {"k": [1, 2]},
+        "failures": [],
+    }
+    assert report_text(report) == (
+        "{\n"
+        '  "a": {\n    "k": [\n      1,\n      2\n    ]\n  },\n'
+        '  "b": 1,\n'
+        '  "cases": [\n    {"x": "é", "y": 1},\n    {"x": null}\n  ],\n'
+        '  "failures": []\n'
+        "}\n"
+    )
+    assert json.loads(report_text(report)) == report
 
 
 def test_write_is_atomic_and_sorted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
