@@ -8,9 +8,11 @@ which xdist worker runs it.
 
 from __future__ import annotations
 
+import bisect
 import importlib
+import itertools
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
 
 from pytest_qualbench.engine.types import ALL_KINDS, SearchEngine
@@ -59,12 +61,46 @@ class IndexedCorpus:
     engine: SearchEngine
     index_ms: float
     # Texts of every chunk, to count the relevant set R; None if the engine cannot list chunks.
-    chunk_texts: tuple[str, ...] | None
+    chunk_texts: ChunkTexts | None
 
     def relevant_total(self, case: Case) -> int | None:
         if self.chunk_texts is None:
             return None
-        return sum(1 for text in self.chunk_texts if any(needle in text for needle in case.needles))
+        return self.chunk_texts.count_containing(case.needles)
+
+
+@dataclass(frozen=True)
+class ChunkTexts:
+    """Every chunk's text end to end, so the chunks holding a needle are found by str.find.
+
+    One scan of the joined text per needle instead of a substring test per chunk:
+    at 10^5 chunks, per case, milliseconds become tens of microseconds.
+    """
+
+    joined: str
+    # Where each chunk starts in `joined`, then where the last one ends.
+    bounds: tuple[int, ...]
+
+    @classmethod
+    def of(cls, texts: Iterable[str]) -> ChunkTexts:
+        listed = list(texts)
+        return cls("".join(listed), (0, *itertools.accumulate(len(text) for text in listed)))
+
+    def count_containing(self, needles: Iterable[str]) -> int:
+        """How many chunks contain at least one of the (non-empty) needles."""
+        containing: set[int] = set()
+        for needle in needles:
+            position = self.joined.find(needle)
+            while position != -1:
+                chunk = bisect.bisect_right(self.bounds, position) - 1
+                chunk_end = self.bounds[chunk + 1]
+                if position + len(needle) <= chunk_end:
+                    containing.add(chunk)
+                    position = self.joined.find(needle, chunk_end)
+                else:
+                    # The match runs across two chunks: it is in neither.
+                    position = self.joined.find(needle, position + 1)
+        return len(containing)
 
 
 @dataclass
@@ -100,7 +136,7 @@ class BenchRun:
                 raise
             index_ms = (time.perf_counter() - started) * 1000.0
             chunks = getattr(engine, "chunks", None)
-            texts = tuple(chunk.text for chunk in chunks()) if callable(chunks) else None
+            texts = ChunkTexts.of(chunk.text for chunk in chunks()) if callable(chunks) else None
             self.corpora[content_type] = IndexedCorpus(engine, index_ms, texts)
         return self.corpora[content_type]
 
