@@ -113,8 +113,8 @@ class BenchRun:
     checks: Collection[str] = CHECKS
     corpora: dict[str, IndexedCorpus] = field(default_factory=dict)
     index_errors: dict[str, BaseException] = field(default_factory=dict)
-    # Result texts per case id, best first: the token cost counts them without
-    # searching a second time.
+    # Result texts per positive case id, best first: the token cost counts them
+    # without searching a second time.
     retrieved: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def corpus(self, content_type: str) -> IndexedCorpus:
@@ -150,7 +150,8 @@ class BenchRun:
         started = time.perf_counter()
         results = list(corpus.engine.search(case.query, limit=self.limit, kinds=ALL_KINDS))
         latency_ms = (time.perf_counter() - started) * 1000.0
-        self.retrieved[case.case_id] = tuple(result.text for result in results[: self.limit])
+        if not case.is_negative:
+            self.retrieved[case.case_id] = tuple(result.text for result in results[: self.limit])
         corrector = getattr(corpus.engine, "corrected_query", None)
         corrected = corrector(case.query) if callable(corrector) else None
         return judge(

@@ -177,11 +177,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if isinstance(item, CaseItem) and call.when == "call" and item.record is not None:
         # A report attribute travels with the report from xdist workers to the controller.
         report.qualbench_case = item.record.to_wire()
-        tokens = retrieved_tokens(
-            item.config.stash[bench_run_key], item.case, _tokens_k(item.config)
-        )
-        if tokens is not None:
-            report.qualbench_tokens = tokens
     return report
 
 
@@ -192,6 +187,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         config.workeroutput["qualbench"] = {
             "index_ms": bench_run.index_times(),
             "engine": _engine_info(bench_run),
+            "retrieved_tokens": retrieved_tokens(bench_run, _tokens_k(config)),
         }
 
 
@@ -232,7 +228,7 @@ class QualbenchReporter:
         self.report_path = report_path
         self.cases: dict[str, Case] = {case.case_id: case for case in fixture_set.cases()}
         self.records: dict[str, CaseRecord] = {}
-        # Tokens of each positive case's top-k results, counted where the case ran.
+        # Tokens of each positive case's top-k results, counted in the process that ran it.
         self.retrieved_tokens: dict[str, int] = {}
         self.index_ms: dict[str, float] = {}
         self.engine: dict[str, Any] | None = None
@@ -262,9 +258,6 @@ class QualbenchReporter:
         wire = getattr(report, "qualbench_case", None)
         if wire is not None:
             self.records[wire["case_id"]] = CaseRecord.from_wire(wire)
-            tokens = getattr(report, "qualbench_tokens", None)
-            if tokens is not None:
-                self.retrieved_tokens[wire["case_id"]] = tokens
             return
         case = self._case_of(report.nodeid)
         if case is not None and report.failed and case.case_id not in self.records:
@@ -282,6 +275,7 @@ class QualbenchReporter:
             return
         for content_type, index_ms in output["index_ms"].items():
             self.index_ms[content_type] = max(index_ms, self.index_ms.get(content_type, 0.0))
+        self.retrieved_tokens.update(output["retrieved_tokens"])
         engine = output["engine"]
         if engine is None:
             return
@@ -305,6 +299,7 @@ class QualbenchReporter:
         if bench_run.corpora:
             self.index_ms = bench_run.index_times()
             self.engine = _engine_info(bench_run)
+            self.retrieved_tokens.update(retrieved_tokens(bench_run, self.section_options.tokens_k))
         full_run = set(self.records) >= set(self.cases)
         ran = [self.cases[case_id] for case_id in sorted(self.records) if case_id in self.cases]
         sections = extra_sections(bench_run, ran, self.section_options, self.retrieved_tokens)

@@ -72,19 +72,18 @@ def test_reduction_percent() -> None:
     assert reduction_percent(0.0, 0.0) is None
 
 
-def test_retrieved_tokens_count_the_top_k_where_the_case_runs(
+def test_retrieved_tokens_count_the_top_k_of_each_positive_case_run(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(sections, "token_counter", lambda: WORDS)
     bench_run = BenchRun(FixtureSet((), "sha256:"), lambda content_type: FixedEngine(), limit=10)
-    case = make_case("md_q1", "markdown")
-    assert retrieved_tokens(bench_run, case, 3) is None  # not run yet: nothing to count
-    bench_run.run_case(case)
+    assert retrieved_tokens(bench_run, 3) == {}  # nothing ran yet: nothing to count
+    bench_run.run_case(make_case("md_q1", "markdown"))
+    bench_run.run_case(make_case("neg", "markdown", needles=()))
     # Top 3 of the four texts, even from an engine that returns more: 2 + 2 + 2.
-    assert retrieved_tokens(bench_run, make_case("md_q1", "markdown"), 3) == 6
-    assert retrieved_tokens(bench_run, make_case("md_q1", "markdown"), 1) == 2
-    assert retrieved_tokens(bench_run, make_case("md_q1", "markdown"), 0) is None
-    assert retrieved_tokens(bench_run, make_case("neg", "markdown", needles=()), 3) is None
+    assert retrieved_tokens(bench_run, 3) == {"md_q1": 6}
+    assert retrieved_tokens(bench_run, 1) == {"md_q1": 2}
+    assert retrieved_tokens(bench_run, 0) == {}
 
 
 def test_token_cost_arithmetic() -> None:
