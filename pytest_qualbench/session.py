@@ -259,8 +259,10 @@ class QualbenchReporter:
         if wire is not None:
             self.records[wire["case_id"]] = CaseRecord.from_wire(wire)
             return
+        if not report.failed:
+            return
         case = self._case_of(report.nodeid)
-        if case is not None and report.failed and case.case_id not in self.records:
+        if case is not None and case.case_id not in self.records:
             # No record means the case never finished (a crashed worker, a failing
             # setup): it scores 0 rather than leaving the denominators.
             self.records[case.case_id] = error_record(
