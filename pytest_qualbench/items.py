@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_qualbench.fixtures import Case, FixtureError
+from pytest_qualbench.fixtures import CONTENT_TYPES, Case, FixtureError
 from pytest_qualbench.judge import CaseRecord, error_record
 from pytest_qualbench.runner import BenchRun
 
@@ -52,9 +52,15 @@ class QualbenchFile(pytest.File):
             yield FixtureLineItem.from_parent(
                 self, name=f"line{error.line}:{error.field}", error=error
             )
+        # One decorator per mark for the whole file: `pytest.mark.<name>` builds a
+        # new one on every access (about 5 us), twice per case.
+        marks = {name: getattr(pytest.mark, name) for name in ("qualbench", *CONTENT_TYPES)}
         for entry in fixture_file.entries:
             for case in entry.cases:
-                yield CaseItem.from_parent(self, name=case.case_id, case=case)
+                item = CaseItem.from_parent(self, name=case.case_id, case=case)
+                item.add_marker(marks["qualbench"])
+                item.add_marker(marks[case.content_type])
+                yield item
 
 
 class FixtureLineItem(pytest.Item):
@@ -82,8 +88,6 @@ class CaseItem(pytest.Item):
         super().__init__(**kwargs)
         self.case = case
         self.record: CaseRecord | None = None
-        self.add_marker("qualbench")
-        self.add_marker(case.content_type)
 
     def runtest(self) -> None:
         bench_run = self.config.stash[bench_run_key]
