@@ -2,10 +2,16 @@
 
 Runs may write bytecode even where PYTHONDONTWRITEBYTECODE is set (it is on this
 machine): an installed plugin has its .pyc files, and compiling every module on
-every run would be measured as the plugin's cost. Every run gets its own directory with an empty pytest.ini, so the project's own
-pytest settings never leak in, and `-p no:cacheprovider` so no run warms the
-next. Wall times take the minimum over repeats: on a shared machine the
-minimum is the run least disturbed by others.
+every run would be measured as the plugin's cost. Every run gets its own
+directory with an empty pytest.ini, so the project's own pytest settings never
+leak in, and `-p no:cacheprovider` so no run warms the next.
+
+The per-case cost is measured in rounds: one full qualbench run, one one-case
+run, one run of as many trivial tests and one of a single test, back to back,
+each timed around pytest.main (timed_pytest.py). The machine changes pace by up
+to 1.8x from one few-second stretch to the next, so every run's time is brought
+to a common pace by the fixed loop timed around it before runs are subtracted;
+each round gives a ratio, and the median round is kept.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,13 +33,26 @@ from pathlib import Path
 # their start-up noise does not drown the differences measured here.
 BASE_ARGS = ("-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:benchmark")
 TRIVIAL_TEST = "def test_{number}():\n    assert {number} == {number}\n"
+TIMED_PYTEST = Path(__file__).with_name("timed_pytest.py")
+
+
+@dataclass(frozen=True)
+class TimedRun:
+    """pytest.main's wall time, and the pace loop's time around it (timed_pytest.py)."""
+
+    wall_ms: float
+    loop_ms: float
+
+    def at_pace(self, milliseconds: float, loop_ms: float) -> float:
+        """What `milliseconds` measured during this run would be at the pace of `loop_ms`."""
+        return milliseconds * loop_ms / self.loop_ms
 
 
 @dataclass(frozen=True)
 class QualbenchRun:
     """A timed `pytest --qualbench` run and what its report says the engine spent."""
 
-    wall_ms: float
+    timed: TimedRun
     index_ms: float
     search_ms: float
     cases: int
@@ -40,7 +60,7 @@ class QualbenchRun:
     @property
     def own_ms(self) -> float:
         """Wall time not spent indexing or searching: start-up plus the plugin's work."""
-        return self.wall_ms - self.index_ms - self.search_ms
+        return self.timed.wall_ms - self.index_ms - self.search_ms
 
 
 def per_item_ms(many_ms: float, one_ms: float, many: int) -> float:
@@ -48,15 +68,75 @@ def per_item_ms(many_ms: float, one_ms: float, many: int) -> float:
     return (many_ms - one_ms) / (many - 1)
 
 
+@dataclass(frozen=True)
+class CostRound:
+    """One round's four runs, back to back: full and one-case qualbench, many and one tests."""
+
+    full: QualbenchRun
+    single: QualbenchRun
+    many: TimedRun
+    one: TimedRun
+
+    def plugin_ms(self, loop_ms: float) -> float:
+        """The plugin's own marginal cost per case, at the pace of `loop_ms`."""
+        full = self.full.timed.at_pace(self.full.own_ms, loop_ms)
+        single = self.single.timed.at_pace(self.single.own_ms, loop_ms)
+        return per_item_ms(full, single, self.full.cases)
+
+    def pytest_ms(self, loop_ms: float) -> float:
+        """pytest's marginal cost per trivial item, at the pace of `loop_ms`."""
+        many = self.many.at_pace(self.many.wall_ms, loop_ms)
+        one = self.one.at_pace(self.one.wall_ms, loop_ms)
+        return per_item_ms(many, one, self.full.cases)
+
+    @property
+    def ratio(self) -> float:
+        # Independent of the pace both are brought to.
+        return self.plugin_ms(1.0) / self.pytest_ms(1.0)
+
+    @property
+    def fastest_loop_ms(self) -> float:
+        runs = (self.full.timed, self.single.timed, self.many, self.one)
+        return min(run.loop_ms for run in runs)
+
+
+@dataclass(frozen=True)
+class CostDirectories:
+    """Where a round's four runs happen: full and one-case fixture sets, many and one tests."""
+
+    full: Path
+    single: Path
+    many: Path
+    one: Path
+
+
+def cost_round(directories: CostDirectories) -> CostRound:
+    return CostRound(
+        full=qualbench_run(directories.full),
+        single=qualbench_run(directories.single),
+        many=timed_pytest(directories.many, []),
+        one=timed_pytest(directories.one, []),
+    )
+
+
+def median_round(rounds: Sequence[CostRound]) -> CostRound:
+    """The round of median ratio (the upper one of an even count)."""
+    ordered = sorted(rounds, key=lambda round_: round_.ratio)
+    return ordered[len(ordered) // 2]
+
+
+def pytest_environment() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def run_pytest(directory: Path, args: Sequence[str]) -> float:
-    """Wall milliseconds of one pytest run in directory (its exit status is not judged here)."""
+    """Wall milliseconds of one pytest process in directory, start-up included."""
     (directory / "pytest.ini").write_text("[pytest]\n")
-    environment = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     started = time.perf_counter()
     subprocess.run(
         [sys.executable, "-m", "pytest", *BASE_ARGS, *args],
         cwd=directory,
-        env=environment,
+        env=pytest_environment(),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         check=False,
@@ -64,8 +144,21 @@ def run_pytest(directory: Path, args: Sequence[str]) -> float:
     return (time.perf_counter() - started) * 1000.0
 
 
-def fastest_ms(directory: Path, args: Sequence[str], repeats: int) -> float:
-    return min(run_pytest(directory, args) for _ in range(repeats))
+def timed_pytest(directory: Path, args: Sequence[str]) -> TimedRun:
+    """pytest.main in a fresh process, the heavy imports done first (timed_pytest.py)."""
+    (directory / "pytest.ini").write_text("[pytest]\n")
+    with tempfile.TemporaryDirectory() as scratch:
+        out = Path(scratch) / "timed.json"
+        subprocess.run(
+            [sys.executable, str(TIMED_PYTEST), str(out), *BASE_ARGS, *args],
+            cwd=directory,
+            env=pytest_environment(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            check=False,
+        )
+        timed = json.loads(out.read_text())
+    return TimedRun(wall_ms=timed["wall_ms"], loop_ms=timed["loop_ms"])
 
 
 def write_trivial_suite(directory: Path, count: int) -> Path:
@@ -76,25 +169,22 @@ def write_trivial_suite(directory: Path, count: int) -> Path:
     return directory
 
 
-def qualbench_run(directory: Path, fixtures: Path, repeats: int) -> QualbenchRun:
-    """The fastest of `repeats` runs of `pytest --qualbench` over a copy of fixtures."""
+def copy_fixtures(fixtures: Path, directory: Path) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     shutil.copytree(fixtures, directory / "bench_fixtures", dirs_exist_ok=True)
-    report = directory / "report.json"
-    runs = []
-    for _ in range(repeats):
-        wall = run_pytest(directory, ["--qualbench", f"--qualbench-report={report}"])
-        runs.append(engine_time(json.loads(report.read_text()), wall))
-    return min(runs, key=lambda run: run.own_ms)
+    return directory
 
 
-def engine_time(report: dict[str, object], wall_ms: float) -> QualbenchRun:
-    """Index and search milliseconds as the report states them (docs/report-format.md)."""
+def qualbench_run(directory: Path) -> QualbenchRun:
+    """One timed `pytest --qualbench` run over directory/bench_fixtures."""
+    report_path = directory / "report.json"
+    timed = timed_pytest(directory, ["--qualbench", f"--qualbench-report={report_path}"])
+    report = json.loads(report_path.read_text())
     latency = report["latency"]
     cases = report["cases"]
-    assert isinstance(latency, dict) and isinstance(cases, list)
+    # Index and search milliseconds as the report states them (docs/report-format.md).
     return QualbenchRun(
-        wall_ms=wall_ms,
+        timed=timed,
         index_ms=float(latency["overall"]["index_ms"] or 0.0),
         search_ms=sum(float(case["latency_ms"]) for case in cases),
         cases=len(cases),
@@ -102,12 +192,14 @@ def engine_time(report: dict[str, object], wall_ms: float) -> QualbenchRun:
 
 
 def single_case_fixtures(fixtures: Path, directory: Path) -> Path:
-    """A fixture set of the first entry of the first file, keeping only its first case."""
-    directory.mkdir(parents=True, exist_ok=True)
+    """A directory whose bench_fixtures/ holds the first case of the first entry of the first file."""
+    (directory / "bench_fixtures").mkdir(parents=True, exist_ok=True)
     first_file = sorted(fixtures.glob("*.jsonl"))[0]
     entry = json.loads(first_file.read_text(encoding="utf-8").splitlines()[0])
     entry["cases"] = entry["cases"][:1]
-    (directory / first_file.name).write_text(json.dumps(entry) + "\n", encoding="utf-8")
+    (directory / "bench_fixtures" / first_file.name).write_text(
+        json.dumps(entry) + "\n", encoding="utf-8"
+    )
     return directory
 
 
