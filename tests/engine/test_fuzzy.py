@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from rapidfuzz.distance import Levenshtein
 
-from pytest_qualbench.engine.fuzzy import Corrector, max_edits
+from pytest_qualbench.engine.fuzzy import MIN_WORD_CHARS, Corrector, max_edits
 
 
 @pytest.mark.parametrize(
@@ -37,3 +40,27 @@ def test_short_words_are_never_corrected() -> None:
 
 def test_vocabulary_words_under_three_characters_are_no_candidates() -> None:
     assert Corrector({"ab": 9}).correct("abx") is None
+
+
+def test_words_of_any_length_within_budget_are_candidates() -> None:
+    # One deletion and one insertion away: lengths 4, 5 and 6 around "poole".
+    assert Corrector({"pool": 1}).correct("poole") == "pool"
+    assert Corrector({"pooles": 1}).correct("poole") == "pooles"
+    assert Corrector({"po": 1, "poolesss": 1}).correct("poole") is None
+
+
+@given(
+    st.dictionaries(st.text("abc", min_size=1, max_size=9), st.integers(1, 5), max_size=30),
+    st.text("abcd", min_size=MIN_WORD_CHARS, max_size=9),
+)
+def test_agrees_with_a_search_of_the_whole_vocabulary(
+    word_frequency: dict[str, int], word: str
+) -> None:
+    within = [
+        (Levenshtein.distance(word, candidate), -frequency, candidate)
+        for candidate, frequency in word_frequency.items()
+        if len(candidate) >= MIN_WORD_CHARS
+        and Levenshtein.distance(word, candidate) <= max_edits(word)
+    ]
+    expected = min(within)[2] if within else None
+    assert Corrector(word_frequency).nearest(word) == expected
