@@ -86,14 +86,29 @@ class TrigramLayer:
         kept = [doc for doc in candidates.tolist() if word in haystack(self.chunks[doc])]
         return np.asarray(kept, dtype=np.int64)
 
-    def containing(self, word: str, visible: Mask) -> DocIds:
-        """Visible docs holding the folded word as a substring.
+    def best_containing_any(
+        self, words: Sequence[str], terms: Sequence[int], visible: Mask, depth: int
+    ) -> DocIds:
+        """The `depth` best visible docs holding at least one of the words, ranked by `terms`.
 
-        Candidates come from intersecting the word's trigram postings, so the work is
-        bounded by its rarest trigram; only those are checked against the text.
+        A common word's trigrams point at most of the corpus, and checking a
+        candidate means folding its text: checking them all took up to 0.5 s a
+        query at 10^5 chunks. So every candidate is ranked first (a doc's score
+        does not depend on the others) and checked best first, until `depth` hold
+        a word: the same docs, in the same order, as checking all, then ranking.
         """
-        candidates = self.index.docs_with_all(self.term_ids(word))
-        return self.verified(word, candidates[visible[candidates]])
+        per_word = [self.index.docs_with_all(self.term_ids(word)) for word in words]
+        candidates = np.unique(np.concatenate(per_word))
+        candidates = candidates[visible[candidates]]
+        ranked = top(candidates, self.index.scores(terms, candidates), len(candidates))
+        kept: list[int] = []
+        for doc in ranked.tolist():
+            text = haystack(self.chunks[doc])
+            if any(word in text for word in words):
+                kept.append(doc)
+                if len(kept) == depth:
+                    break
+        return np.asarray(kept, dtype=np.int64)
 
     def knows(self, word: str) -> bool:
         """True when the folded word occurs as a substring of some chunk."""
@@ -114,6 +129,5 @@ class TrigramLayer:
         for word in words:
             candidates = self.verified(word, candidates)
         if not len(candidates):
-            matches = [self.containing(word, visible) for word in words]
-            candidates = np.unique(np.concatenate(matches))
+            return self.best_containing_any(words, terms, visible, depth)
         return top(candidates, self.index.scores(terms, candidates), depth)

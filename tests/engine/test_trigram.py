@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
+from hypothesis import given
+from hypothesis import strategies as st
 
+from pytest_qualbench.engine.ranking import top
 from pytest_qualbench.engine.trigram import TrigramLayer, trigram_keys
 from pytest_qualbench.engine.types import Chunk
 
@@ -43,3 +46,30 @@ def test_words_under_three_characters_are_ignored() -> None:
 def test_invisible_docs_are_never_candidates() -> None:
     visible = np.array([False, True, True])
     assert layer("needle", "needle", "hay").search("needle", visible, 10).tolist() == [1]
+
+
+def test_any_word_fallback_stops_at_depth_with_the_best_docs() -> None:
+    # "abcd" shares every trigram with docs 0 and 2 but is a substring of neither.
+    trigram = layer("abc bcd", "zzz abcd", "bcd abc abc", "abcd abcd zzz")
+    assert trigram.search("abcd qqqq", np.ones(4, dtype=bool), 10).tolist() == [3, 1]
+    assert trigram.search("abcd qqqq", np.ones(4, dtype=bool), 1).tolist() == [3]
+
+
+@given(
+    st.lists(st.text("abcd ", max_size=14), min_size=1, max_size=8),
+    st.lists(st.text("abcd", min_size=3, max_size=5), min_size=1, max_size=3),
+    st.integers(1, 4),
+)
+def test_any_word_fallback_equals_checking_every_candidate(
+    texts: list[str], words: list[str], depth: int
+) -> None:
+    trigram = layer(*texts)
+    visible = np.ones(len(texts), dtype=bool)
+    terms = list(dict.fromkeys(term for word in words for term in trigram.term_ids(word)))
+    holding = np.array(
+        [doc for doc, text in enumerate(texts) if any(word in text for word in words)],
+        dtype=np.int64,
+    )
+    expected = top(holding, trigram.index.scores(terms, holding), depth)
+    found = trigram.best_containing_any(words, terms, visible, depth)
+    assert found.tolist() == expected.tolist()
