@@ -55,6 +55,19 @@ def intersect_sorted(small: DocIds, large: DocIds) -> DocIds:
     return found
 
 
+def union_sorted(doc_lists: Sequence[DocIds], size: int) -> DocIds:
+    """Ascending distinct ids of the lists, by a mark per doc of `size`: no sort.
+
+    np.unique of the concatenation sorts or hashes every id; a typo query's
+    any-term fallback unions postings of tens of thousands of ids at 10^5 chunks.
+    """
+    marked = np.zeros(size, dtype=bool)
+    for docs in doc_lists:
+        marked[docs] = True
+    union: DocIds = np.flatnonzero(marked)
+    return union
+
+
 # Narrowest first: term frequencies are small integers, so most postings fit a byte.
 EXACT_WEIGHT_TYPES: tuple[type[np.uint8 | np.uint16 | np.float32], ...] = (
     np.uint8,
@@ -136,10 +149,7 @@ class PostingIndex:
 
     def docs_with_any(self, terms: Sequence[int]) -> DocIds:
         """Documents holding at least one of the terms."""
-        lists = [self.postings(term)[0] for term in terms]
-        if not lists:
-            return np.empty(0, dtype=np.int64)
-        return np.unique(np.concatenate(lists))
+        return union_sorted([self.postings(term)[0] for term in terms], self.size)
 
     def scores(self, terms: Sequence[int], candidates: DocIds) -> Floats:
         """BM25 of each candidate (ascending ids) for the terms, summed in term order."""

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from pytest_qualbench.engine.analysis import fold, query_words
-from pytest_qualbench.engine.bm25 import UNKNOWN_TERM, DocIds, Mask, PostingIndex
+from pytest_qualbench.engine.bm25 import UNKNOWN_TERM, DocIds, Mask, PostingIndex, union_sorted
 from pytest_qualbench.engine.ranking import top
 from pytest_qualbench.engine.types import Chunk
 
@@ -98,7 +98,7 @@ class TrigramLayer:
         a word: the same docs, in the same order, as checking all, then ranking.
         """
         per_word = [self.index.docs_with_all(self.term_ids(word)) for word in words]
-        candidates = np.unique(np.concatenate(per_word))
+        candidates = union_sorted(per_word, len(self.chunks))
         candidates = candidates[visible[candidates]]
         ranked = top(candidates, self.index.scores(terms, candidates), len(candidates))
         kept: list[int] = []

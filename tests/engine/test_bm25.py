@@ -17,6 +17,7 @@ from pytest_qualbench.engine.bm25 import (
     idf,
     intersect_sorted,
     term_scores,
+    union_sorted,
 )
 from pytest_qualbench.engine.porter import PorterLayer
 from pytest_qualbench.engine.types import Chunk
@@ -132,3 +133,16 @@ def test_posting_index_equals_rank_bm25_on_random_corpora(
     everything = np.arange(len(corpus), dtype=np.int64)
     actual = index.scores([ids.get(term, UNKNOWN_TERM) for term in query], everything)
     np.testing.assert_allclose(actual, oracle(corpus).get_scores(query), rtol=0, atol=1e-9)
+
+
+def test_union_sorted_is_the_ascending_distinct_ids() -> None:
+    lists = [np.array([1, 3], dtype=np.int32), np.array([3, 4]), np.array([], dtype=np.int64)]
+    assert union_sorted(lists, 6).tolist() == [1, 3, 4]
+    assert union_sorted([], 6).tolist() == []
+
+
+@given(st.lists(st.lists(st.integers(0, 19), unique=True), max_size=4))
+def test_union_sorted_equals_numpy_unique(lists: list[list[int]]) -> None:
+    arrays = [np.array(sorted(ids), dtype=np.int64) for ids in lists]
+    expected = np.unique(np.concatenate(arrays)) if arrays else np.empty(0, dtype=np.int64)
+    assert union_sorted(arrays, 20).tolist() == expected.tolist()
