@@ -125,38 +125,31 @@ def median_round(rounds: Sequence[CostRound]) -> CostRound:
     return ordered[len(ordered) // 2]
 
 
-def pytest_environment() -> dict[str, str]:
-    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-
-
-def run_pytest(directory: Path, args: Sequence[str]) -> float:
-    """Wall milliseconds of one pytest process in directory, start-up included."""
+def run_in(directory: Path, command: Sequence[str]) -> None:
+    """Run a pytest command in directory, under an empty pytest.ini, output discarded."""
     (directory / "pytest.ini").write_text("[pytest]\n")
-    started = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-m", "pytest", *BASE_ARGS, *args],
+        command,
         cwd=directory,
-        env=pytest_environment(),
+        env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         check=False,
     )
+
+
+def run_pytest(directory: Path, args: Sequence[str]) -> float:
+    """Wall milliseconds of one pytest process in directory, start-up included."""
+    started = time.perf_counter()
+    run_in(directory, [sys.executable, "-m", "pytest", *BASE_ARGS, *args])
     return (time.perf_counter() - started) * 1000.0
 
 
 def timed_pytest(directory: Path, args: Sequence[str]) -> TimedRun:
     """pytest.main in a fresh process, the heavy imports done first (timed_pytest.py)."""
-    (directory / "pytest.ini").write_text("[pytest]\n")
     with tempfile.TemporaryDirectory() as scratch:
         out = Path(scratch) / "timed.json"
-        subprocess.run(
-            [sys.executable, str(TIMED_PYTEST), str(out), *BASE_ARGS, *args],
-            cwd=directory,
-            env=pytest_environment(),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            check=False,
-        )
+        run_in(directory, [sys.executable, str(TIMED_PYTEST), str(out), *BASE_ARGS, *args])
         timed = json.loads(out.read_text())
     return TimedRun(wall_ms=timed["wall_ms"], loop_ms=timed["loop_ms"])
 
