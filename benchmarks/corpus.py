@@ -24,7 +24,7 @@ from functools import cache
 
 import numpy as np
 
-from pytest_qualbench.fixtures import SOURCE_KINDS, Entry
+from pytest_qualbench.fixtures.schema import SOURCE_KINDS, Entry
 
 SCALES = {"1k": 1_000, "10k": 10_000, "100k": 100_000}
 QUERY_COUNT = 200

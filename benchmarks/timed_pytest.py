@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from pytest_qualbench.engine.builtin import load_libraries
-from pytest_qualbench.tokens import token_counter
+from pytest_qualbench.sections.tokens import token_counter
 
 LOOP_ITERATIONS = 300_000
 LOOP_REPEATS = 3

@@ -5,9 +5,9 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from pytest_qualbench import cli
+from pytest_qualbench.cli import qualstat
 
-COMMANDS = {"compare": cli.main}
+COMMANDS = {"compare": qualstat.main}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -15,7 +15,8 @@ from typing import Any
 import numpy  # noqa: F401
 import pytest
 
-from pytest_qualbench.fixtures import dataset_hash, load_fixture_file, load_fixture_set
+from pytest_qualbench.fixtures.discovery import dataset_hash
+from pytest_qualbench.fixtures.loading import load_fixture_file, load_fixture_set
 from tests.conftest import WriteFixture, case, entry, jsonl
 
 # numpy is imported above, at collection, on purpose: the built-in engine imports it

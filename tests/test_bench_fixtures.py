@@ -17,15 +17,9 @@ import pytest
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
-from pytest_qualbench.fixtures import (
-    CONTENT_TYPES,
-    FUZZY_PREFIX,
-    Case,
-    Entry,
-    FixtureSet,
-    discover_fixture_files,
-    load_fixture_set,
-)
+from pytest_qualbench.fixtures.discovery import discover_fixture_files
+from pytest_qualbench.fixtures.loading import load_fixture_set
+from pytest_qualbench.fixtures.schema import CONTENT_TYPES, FUZZY_PREFIX, Case, Entry, FixtureSet
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_DIR = ROOT / "bench_fixtures"

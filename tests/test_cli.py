@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pytest_qualbench.cli import main
+from pytest_qualbench.cli.qualstat import main
 
 REPORTS = Path(__file__).parent / "data" / "reports"
 BASE = str(REPORTS / "base.json")

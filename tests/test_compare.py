@@ -14,23 +14,21 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_qualbench.compare import (
+from pytest_qualbench.compare.diff import compare_reports
+from pytest_qualbench.compare.loading import ReportError, load_report
+from pytest_qualbench.compare.records import Comparison, IncomparableReports, MetricChange, Rule
+from pytest_qualbench.compare.render import render_comparison
+from pytest_qualbench.compare.rules import (
     DEFAULT_RULES,
-    Comparison,
-    IncomparableReports,
-    MetricChange,
-    ReportError,
-    Rule,
+    metric_regression,
+    parse_fail_on,
+    with_overrides,
+)
+from pytest_qualbench.compare.show import render_report
+from pytest_qualbench.compare.statistics import (
     binomial_cdf,
     bootstrap_interval,
-    compare_reports,
-    load_report,
-    metric_regression,
     paired_randomization_p_value,
-    parse_fail_on,
-    render_comparison,
-    render_report,
-    with_overrides,
 )
 
 REPORTS = Path(__file__).parent / "data" / "reports"

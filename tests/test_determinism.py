@@ -14,7 +14,7 @@ from typing import Any
 import numpy  # noqa: F401
 import pytest
 
-from pytest_qualbench.report import without_timings
+from pytest_qualbench.report.build import without_timings
 from tests.conftest import WriteFixture, case, entry
 
 # numpy is imported above, at collection, on purpose: the built-in engine imports it

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 from examples.sqlite_fts5.engine import Fts5Engine, fts5_unsupported_reason, query_terms
 from pytest_qualbench.engine.chunking import chunk_entry
 from pytest_qualbench.engine.types import ALL_KINDS, DEFAULT_KINDS
-from pytest_qualbench.fixtures import Entry, dataset_hash
+from pytest_qualbench.fixtures.discovery import dataset_hash
+from pytest_qualbench.fixtures.schema import Entry
 from tests.conftest import WriteFixture, case, entry
 
 REASON = fts5_unsupported_reason()

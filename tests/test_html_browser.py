@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from pytest_qualbench.html_report import render_html, write_html
+from pytest_qualbench.report.html.render import render_html, write_html
 from tests.html_sample import HOSTILE_QUERY, report
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -8,18 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from pytest_qualbench.html_report import (
-    HtmlExtraMissing,
-    MixedDatasets,
-    Segment,
+from pytest_qualbench.report.html.charts import rank_histogram
+from pytest_qualbench.report.html.model import HtmlExtraMissing, MixedDatasets, Segment
+from pytest_qualbench.report.html.page import (
     aggregate_cases,
     mark_needles,
     order_by_timestamp,
-    rank_histogram,
-    render_html,
     restrict_to_shared_cases,
-    write_html,
 )
+from pytest_qualbench.report.html.render import render_html, write_html
 from tests.html_sample import DATASET_HASH, case, report
 
 OTHER_HASH = "sha256:" + "cd" * 32

@@ -13,22 +13,22 @@ import ir_measures
 import pytest
 from ir_measures import nDCG
 
-from pytest_qualbench.engine import ALL_KINDS, Chunk, Engine, Result, SearchEngine
-from pytest_qualbench.fixtures import Entry, FixtureSet, load_fixture_set
-from pytest_qualbench.importers import (
+from pytest_qualbench.authoring.collections import (
     Collection,
     CollectionError,
     Document,
     Judgment,
     Query,
-    build_fixtures,
     read_beir,
     read_trec,
-    unique_needle,
 )
-from pytest_qualbench.lint import lint_fixture_set, words
-from pytest_qualbench.qualbench_cli import main
-from pytest_qualbench.runner import BenchRun
+from pytest_qualbench.authoring.importing import build_fixtures, unique_needle
+from pytest_qualbench.authoring.lint import lint_fixture_set, words
+from pytest_qualbench.cli.qualbench import main
+from pytest_qualbench.engine import ALL_KINDS, Chunk, Engine, Result, SearchEngine
+from pytest_qualbench.evaluation.runner import BenchRun
+from pytest_qualbench.fixtures.loading import load_fixture_set
+from pytest_qualbench.fixtures.schema import Entry, FixtureSet
 
 COLLECTION = Path(__file__).parent / "data" / "ir_collection"
 TREC = COLLECTION / "trec"

@@ -14,7 +14,7 @@ import pytest
 
 from pytest_qualbench.engine import Engine
 from pytest_qualbench.engine.types import ALL_KINDS
-from pytest_qualbench.fixtures import Entry
+from pytest_qualbench.fixtures.schema import Entry
 from pytest_qualbench.index_cache import (
     MAGIC,
     IndexCache,

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from pytest_qualbench.engine.types import Result
-from pytest_qualbench.fixtures import Case
-from pytest_qualbench.judge import CaseRecord, error_record, judge, snippet
+from pytest_qualbench.evaluation.judge import CaseRecord, error_record, judge, snippet
+from pytest_qualbench.fixtures.schema import Case
 
 
 def make_case(

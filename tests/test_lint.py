@@ -8,16 +8,17 @@ from typing import Any
 
 import pytest
 
-from pytest_qualbench.engine.types import Result
-from pytest_qualbench.fixtures import Entry, FixtureSet, load_fixture_set
-from pytest_qualbench.lint import (
+from pytest_qualbench.authoring.lint import (
     ERROR,
     WARNING,
     LintFinding,
     exit_status,
     lint_fixture_set,
 )
-from pytest_qualbench.qualbench_cli import main
+from pytest_qualbench.cli.qualbench import main
+from pytest_qualbench.engine.types import Result
+from pytest_qualbench.fixtures.loading import load_fixture_set
+from pytest_qualbench.fixtures.schema import Entry, FixtureSet
 from tests.conftest import case, entry, jsonl
 
 # Ten distinct plaintext haystacks: enough entries that the corpus-size check stays quiet.

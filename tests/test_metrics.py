@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from pytest_qualbench.metrics import (
+from pytest_qualbench.evaluation.metrics import (
     METRIC_NAMES,
     dcg_at_k,
     first_relevant_rank,

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_qualbench.metrics import (
+from pytest_qualbench.evaluation.metrics import (
     HIT_KS,
     METRIC_NAMES,
     RECALL_KS,

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from pytest_qualbench.fixtures import dataset_hash
-from pytest_qualbench.report import without_timings
+from pytest_qualbench.fixtures.discovery import dataset_hash
+from pytest_qualbench.report.build import without_timings
 from tests.conftest import WriteFixture, case, entry
 
 pytestmark = pytest.mark.usefixtures("word_engine")

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_qualbench.report import without_timings
+from pytest_qualbench.report.build import without_timings
 from tests.conftest import WriteFixture, case
 from tests.test_plugin import JSON_ENTRIES, MARKDOWN, read_report
 from tests.test_rankers import LESSONS
 
 REVERSED_RANKER = """
-from pytest_qualbench.rankers import register_ranker
+from pytest_qualbench.sections.rankers import register_ranker
 
 class Reversed:
     def rank(self, query, chunks):

@@ -22,15 +22,9 @@ from hypothesis import strategies as st
 
 from pytest_qualbench.engine import ALL_KINDS, Engine
 from pytest_qualbench.engine.chunking import MAX_CHUNK_CHARS, chunk_entry, normalize_newlines
-from pytest_qualbench.fixtures import (
-    CONTENT_TYPES,
-    EXPECTED_LAYERS,
-    SOURCE_KINDS,
-    Entry,
-    load_fixture_file,
-    load_fixture_set,
-    parse_entry,
-)
+from pytest_qualbench.fixtures.loading import load_fixture_file, load_fixture_set
+from pytest_qualbench.fixtures.parsing import parse_entry
+from pytest_qualbench.fixtures.schema import CONTENT_TYPES, EXPECTED_LAYERS, SOURCE_KINDS, Entry
 from tests import conftest
 
 # Loader ---------------------------------------------------------------------------

@@ -9,13 +9,14 @@ from typing import Any
 import pytest
 from rank_bm25 import BM25Plus
 
-from pytest_qualbench import rankers
 from pytest_qualbench.engine import Engine
 from pytest_qualbench.engine.analysis import index_terms
 from pytest_qualbench.engine.types import Chunk, Result, SearchEngine
-from pytest_qualbench.fixtures import Case, Entry, parse_entry
-from pytest_qualbench.head_to_head import HEAD_TO_HEAD_METRICS, head_to_head, lift
-from pytest_qualbench.rankers import (
+from pytest_qualbench.fixtures.parsing import parse_entry
+from pytest_qualbench.fixtures.schema import Case, Entry
+from pytest_qualbench.sections import rankers
+from pytest_qualbench.sections.head_to_head import HEAD_TO_HEAD_METRICS, head_to_head, lift
+from pytest_qualbench.sections.rankers import (
     Bm25Ranker,
     FlatfileRanker,
     Ranker,

@@ -9,17 +9,11 @@ from pathlib import Path
 import pytest
 
 from pytest_qualbench.engine.types import Result
-from pytest_qualbench.fixtures import Case
-from pytest_qualbench.judge import judge
-from pytest_qualbench.report import (
-    Floor,
-    aggregate,
-    build_report,
-    check_floors,
-    parse_floor,
-    report_text,
-    write_report,
-)
+from pytest_qualbench.evaluation.judge import judge
+from pytest_qualbench.fixtures.schema import Case
+from pytest_qualbench.report.build import aggregate, build_report
+from pytest_qualbench.report.floors import Floor, check_floors, parse_floor
+from pytest_qualbench.report.writing import report_text, write_report
 
 
 def make_case(

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from pytest_qualbench import report as report_module
-from pytest_qualbench.report import write_report
+from pytest_qualbench.report import writing as report_module
+from pytest_qualbench.report.writing import write_report
 from tests.conftest import WriteFixture, case, entry
 
 PREVIOUS = {"dataset_hash": "sha256:previous", "cases": []}
@@ -130,7 +130,7 @@ def test_a_lone_surrogate_from_a_custom_engine_does_not_lose_the_report(
 def test_html_page_crash_halfway_keeps_the_previous_page(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pytest_qualbench import html_report
+    from pytest_qualbench.report import html as html_report
 
     page = tmp_path / "report.html"
     html_report.write_html(page, "<p>previous</p>")
@@ -148,7 +148,8 @@ def test_html_page_crash_halfway_keeps_the_previous_page(
 
 def test_a_pipe_in_a_case_id_stays_inside_its_markdown_table_cell() -> None:
     """qualstat's markdown escapes `|` in cells; a case id with one must not add a column."""
-    from pytest_qualbench.compare import compare_reports, render_comparison
+    from pytest_qualbench.compare.diff import compare_reports
+    from pytest_qualbench.compare.render import render_comparison
 
     data = Path(__file__).parent / "data" / "reports"
     reports = [

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_qualbench.runner import ChunkTexts
+from pytest_qualbench.evaluation.runner import ChunkTexts
 
 
 def test_counts_chunks_not_occurrences() -> None:

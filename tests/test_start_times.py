@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from pytest_qualbench import start_times
-from pytest_qualbench.start_times import measure, speedup, start_row
+from pytest_qualbench.sections import start_times
+from pytest_qualbench.sections.start_times import measure, speedup, start_row
 from tests.conftest import entry
 
 ENGINE = "pytest_qualbench.engine:Engine"

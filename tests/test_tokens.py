@@ -7,12 +7,13 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import pytest
 
-from pytest_qualbench import sections, tokens
 from pytest_qualbench.engine.types import Result
-from pytest_qualbench.fixtures import Case, Entry, FixtureSet
-from pytest_qualbench.runner import BenchRun
-from pytest_qualbench.sections import retrieved_tokens
-from pytest_qualbench.tokens import (
+from pytest_qualbench.evaluation.runner import BenchRun
+from pytest_qualbench.fixtures.schema import Case, Entry, FixtureSet
+from pytest_qualbench.sections import extra as sections
+from pytest_qualbench.sections import tokens
+from pytest_qualbench.sections.extra import retrieved_tokens
+from pytest_qualbench.sections.tokens import (
     APPROXIMATE_METHOD,
     TokenCounter,
     approximate_tokens,

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pytest_qualbench.report import without_timings
+from pytest_qualbench.report.build import without_timings
 from tests.conftest import WriteFixture, case, entry
 
 pytest.importorskip("xdist")

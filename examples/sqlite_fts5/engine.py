@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from pytest_qualbench.engine.chunking import chunk_entry
 from pytest_qualbench.engine.fusion import RRF_K, fuse
 from pytest_qualbench.engine.types import DEFAULT_KINDS, DEFAULT_LIMIT, Chunk, Result
-from pytest_qualbench.fixtures import Entry
+from pytest_qualbench.fixtures.schema import Entry
 
 # Layer name -> FTS5 tokenizer. The names become the results' layer labels.
 TOKENIZERS = {"porter": "porter unicode61", "trigram": "trigram"}

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from pytest_qualbench.engine import chunking
 from pytest_qualbench.engine.analysis import query_words
 from pytest_qualbench.engine.types import DEFAULT_KINDS, DEFAULT_LIMIT, Chunk, Result
-from pytest_qualbench.fixtures import Entry
+from pytest_qualbench.fixtures.schema import Entry
 
 if TYPE_CHECKING:
     from pytest_qualbench.engine.bm25 import Mask

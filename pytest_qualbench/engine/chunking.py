@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_qualbench.engine.types import Chunk
-from pytest_qualbench.fixtures import Entry
+from pytest_qualbench.fixtures.schema import Entry
 
 MAX_CHUNK_CHARS = 4096
 TITLE_CHARS = 80

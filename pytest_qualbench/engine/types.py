@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
 
-from pytest_qualbench.fixtures import Entry
+from pytest_qualbench.fixtures.schema import Entry
 
 DEFAULT_KINDS = ("durable", "session")
 ALL_KINDS = ("durable", "ephemeral", "session")

@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from pytest_qualbench.fixtures import Entry
+from pytest_qualbench.fixtures.schema import Entry
 
 MakeEntry = Callable[..., Entry]
 

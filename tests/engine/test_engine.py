@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_qualbench.engine import ALL_KINDS, Engine, Result, SearchEngine
-from pytest_qualbench.fixtures import Entry
+from pytest_qualbench.fixtures.schema import Entry
 from tests.engine.conftest import MakeEntry
 
 MARKDOWN = [

@@ -9,7 +9,7 @@ so that lazy imports are paid before the clock starts, which starts once the
 fixtures are loaded and stops when the first answer is back. The cold process also refreshes the cache when it is missing, stale or
 corrupt; the seeded process then reads it.
 
-`python -m pytest_qualbench.start_times` is the measuring process: it reads a
+`python -m pytest_qualbench.sections.start_times` is the measuring process: it reads a
 JSON request on stdin and writes a JSON answer on stdout.
 """
 
@@ -25,9 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from pytest_qualbench.engine.types import ALL_KINDS, DEFAULT_LIMIT, Result, SearchEngine
-from pytest_qualbench.fixtures import Entry, load_fixture_set
+from pytest_qualbench.evaluation.runner import load_engine_factory
+from pytest_qualbench.fixtures.loading import load_fixture_set
+from pytest_qualbench.fixtures.schema import Entry
 from pytest_qualbench.index_cache import IndexCache, cache_key
-from pytest_qualbench.runner import load_engine_factory
 
 METHOD = (
     "one fresh Python process per measurement, warmed up on a one-line corpus; from the loaded "
@@ -108,7 +109,7 @@ def measure(request: Mapping[str, Any]) -> dict[str, Any]:
 def measure_in_fresh_process(request: Mapping[str, Any], cwd: Path) -> dict[str, Any]:
     """Run `measure` in a new interpreter; an error there becomes {"error": ...}."""
     completed = subprocess.run(
-        [sys.executable, "-m", "pytest_qualbench.start_times"],
+        [sys.executable, "-m", "pytest_qualbench.sections.start_times"],
         input=json.dumps(request),
         capture_output=True,
         text=True,

@@ -7,18 +7,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from pytest_qualbench.authoring.collections import Collection, CollectionError, read_beir, read_trec
+from pytest_qualbench.authoring.importing import build_fixtures, summary_lines, write_fixtures
+from pytest_qualbench.authoring.lint import ERROR, exit_status, lint_fixture_set
 from pytest_qualbench.engine import Engine, SearchEngine
-from pytest_qualbench.fixtures import CONTENT_TYPES, discover_fixture_files, load_fixture_set
-from pytest_qualbench.importers import (
-    Collection,
-    CollectionError,
-    build_fixtures,
-    read_beir,
-    read_trec,
-    summary_lines,
-    write_fixtures,
-)
-from pytest_qualbench.lint import ERROR, exit_status, lint_fixture_set
+from pytest_qualbench.fixtures.discovery import discover_fixture_files
+from pytest_qualbench.fixtures.loading import load_fixture_set
+from pytest_qualbench.fixtures.schema import CONTENT_TYPES
 
 DEFAULT_FIXTURE_PATHS = ("bench_fixtures",)
 RANK_CEILINGS = (0, 10)

@@ -2,74 +2,32 @@
 
 This module is imported by every pytest run of every project that has the
 plugin installed, so it imports nothing of the package but the hook specs: the
-benchmark machinery (`pytest_qualbench.session`, and through it the engine) loads
+benchmark machinery (`pytest_qualbench.plugin.session`, and through it the engine) loads
 and registers its hooks only when `--qualbench`, the ini switch or a `.jsonl`
 path turns the benchmark on.
 """
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_qualbench import hooks
-
-if TYPE_CHECKING:
-    from pytest_qualbench.report import Floor
+from pytest_qualbench.options import (
+    checks_option,
+    floor_option,
+    non_negative_int,
+    positive_int,
+    rankers_option,
+)
+from pytest_qualbench.plugin import hookspecs
 
 DEFAULT_REPORT = ".qualbench/report.json"
 DEFAULT_PATHS = ("bench_fixtures",)
 
 
-def positive_int(text: str) -> int:
-    """argparse `type=`: a whole number >= 1."""
-    return _whole_number(text, minimum=1)
-
-
-def non_negative_int(text: str) -> int:
-    """argparse `type=`: a whole number >= 0."""
-    return _whole_number(text, minimum=0)
-
-
-def _whole_number(text: str, *, minimum: int) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < minimum:
-        raise argparse.ArgumentTypeError(f"{value} is not >= {minimum}")
-    return value
-
-
-# The option parsers below import their module only when the option is given.
-
-
-def floor_option(text: str) -> Floor:
-    """argparse `type=` for --qualbench-floor."""
-    from pytest_qualbench.report import parse_floor
-
-    return parse_floor(text)
-
-
-def checks_option(text: str) -> frozenset[str]:
-    """argparse `type=` for --qualbench-checks."""
-    from pytest_qualbench.judge import parse_checks
-
-    return parse_checks(text)
-
-
-def rankers_option(text: str) -> tuple[str, ...]:
-    """argparse `type=` for --qualbench-rankers."""
-    from pytest_qualbench.rankers import parse_ranker_names
-
-    return parse_ranker_names(text)
-
-
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
-    pluginmanager.add_hookspecs(hooks)
+    pluginmanager.add_hookspecs(hookspecs)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -192,7 +150,7 @@ def pytest_configure(config: pytest.Config) -> None:
     paths = _fixture_paths(config)
     if paths is None:
         return
-    from pytest_qualbench.session import start_benchmark
+    from pytest_qualbench.plugin.session import start_benchmark
 
     start_benchmark(config, paths)
 

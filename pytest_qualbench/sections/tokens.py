@@ -20,7 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_qualbench.fixtures import Case, Entry
+from pytest_qualbench.fixtures.schema import Case, Entry
 
 DEFAULT_TOKENS_K = 3
 EXACT_ENCODING = "cl100k_base"

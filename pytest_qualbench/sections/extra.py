@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from pytest_qualbench.engine.types import Chunk, SearchEngine
-from pytest_qualbench.fixtures import Case
-from pytest_qualbench.head_to_head import head_to_head
-from pytest_qualbench.rankers import RankerFactory
-from pytest_qualbench.runner import BenchRun
-from pytest_qualbench.start_times import start_times
-from pytest_qualbench.tokens import token_cost, token_counter
+from pytest_qualbench.evaluation.runner import BenchRun
+from pytest_qualbench.fixtures.schema import Case
+from pytest_qualbench.sections.head_to_head import head_to_head
+from pytest_qualbench.sections.rankers import RankerFactory
+from pytest_qualbench.sections.start_times import start_times
+from pytest_qualbench.sections.tokens import token_cost, token_counter
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_qualbench.fixtures import CONTENT_TYPES, Case, FixtureError
-from pytest_qualbench.judge import CaseRecord, error_record
-from pytest_qualbench.runner import BenchRun
+from pytest_qualbench.evaluation.judge import CaseRecord, error_record
+from pytest_qualbench.evaluation.runner import BenchRun
+from pytest_qualbench.fixtures.schema import CONTENT_TYPES, Case, FixtureError
 
 if TYPE_CHECKING:
     # pytest types repr_failure's return with this class but does not export it.

@@ -14,12 +14,12 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from pytest_qualbench.engine.types import Result
-from pytest_qualbench.fixtures import Case
-from pytest_qualbench.metrics import (
+from pytest_qualbench.evaluation.metrics import (
     needles_found,
     negative_case_metrics,
     positive_case_metrics,
 )
+from pytest_qualbench.fixtures.schema import Case
 
 CHECKS = ("needles", "rank", "layer", "negative")
 TOP_RESULTS_SHOWN = 5

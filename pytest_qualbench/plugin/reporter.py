@@ -1,17 +1,15 @@
-"""The benchmark session: collection, per-case reports, and the controller's report.
+"""The controller's reporter: gathers case records, writes the report, enforces floors.
 
-Loaded and registered by `plugin.py` only when the benchmark is on, so a
-project's ordinary test runs never import any of this.
+Registered on the controller (or in a serial run) only; xdist workers just run
+cases and send their records along with their test reports.
 """
 
 from __future__ import annotations
 
-import argparse
 import datetime
 import os
 import platform
 import subprocess
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -19,194 +17,17 @@ from typing import Any
 import pytest
 
 from pytest_qualbench import __version__
-from pytest_qualbench.fixtures import (
-    CONTENT_TYPES,
-    Case,
-    FixtureSet,
-    discover_fixture_files,
-    load_fixture_set,
+from pytest_qualbench.evaluation.judge import CaseRecord, error_record
+from pytest_qualbench.evaluation.runner import (
+    engine_info,
 )
-from pytest_qualbench.index_cache import CACHE_DIR
-from pytest_qualbench.items import CaseItem, QualbenchFile, bench_run_key
-from pytest_qualbench.judge import CHECKS, CaseRecord, error_record, parse_checks
-from pytest_qualbench.plugin import positive_int
-from pytest_qualbench.rankers import (
-    RankerSpecError,
-    resolve_ranker,
-)
-from pytest_qualbench.report import (
-    Floor,
-    FloorVerdict,
-    build_report,
-    check_floors,
-    parse_floor,
-    summary_lines,
-    write_report,
-)
-from pytest_qualbench.runner import (
-    DEFAULT_ENGINE,
-    BenchRun,
-    EngineFactory,
-    EngineSpecError,
-    load_engine_factory,
-)
-from pytest_qualbench.sections import SectionOptions, extra_sections, retrieved_tokens
-from pytest_qualbench.tokens import DEFAULT_TOKENS_K
-
-reporter_key = pytest.StashKey["QualbenchReporter"]()
-
-
-def start_benchmark(config: pytest.Config, paths: Sequence[Path]) -> None:
-    """Load the fixture set, make the run's state, and register the benchmark's hooks."""
-    config.addinivalue_line("markers", "qualbench: a qualbench search case")
-    for content_type in CONTENT_TYPES:
-        config.addinivalue_line(
-            "markers", f"{content_type}: a qualbench case over {content_type} content"
-        )
-    files = discover_fixture_files(paths)
-    if not files:
-        shown = ", ".join(str(path) for path in paths)
-        raise pytest.UsageError(f"qualbench: no .jsonl fixture files found in {shown}")
-    fixture_set = load_fixture_set(files, config.rootpath)
-    bench_run = BenchRun(
-        fixture_set=fixture_set,
-        engine_factory=_engine_factory(config),
-        limit=config.option.qualbench_limit or _ini_value(config, "qualbench_limit", positive_int),
-        checks=config.option.qualbench_checks
-        or _ini_value(config, "qualbench_checks", _ini_checks),
-    )
-    config.stash[bench_run_key] = bench_run
-    config.pluginmanager.register(sys.modules[__name__], "qualbench-session")
-    # Only the controller (or a serial run) aggregates; xdist workers just run cases.
-    if not hasattr(config, "workerinput"):
-        reporter = QualbenchReporter(
-            config,
-            fixture_set,
-            _floors(config),
-            _report_path(config),
-            section_options=_section_options(config),
-        )
-        config.stash[reporter_key] = reporter
-        config.pluginmanager.register(reporter, "qualbench-reporter")
-
-
-def _engine_factory(config: pytest.Config) -> EngineFactory:
-    spec = config.option.qualbench_engine or config.getini("qualbench_engine") or DEFAULT_ENGINE
-    try:
-        default_factory = load_engine_factory(spec)
-    except EngineSpecError as exc:
-        raise pytest.UsageError(f"qualbench: {exc}") from None
-
-    def make_engine(content_type: str) -> Any:
-        engine = config.hook.pytest_qualbench_make_engine(config=config, content_type=content_type)
-        return engine if engine is not None else default_factory()
-
-    return make_engine
-
-
-def _section_options(config: pytest.Config) -> SectionOptions:
-    try:
-        rankers = tuple((name, resolve_ranker(name)) for name in config.option.qualbench_rankers)
-    except RankerSpecError as exc:
-        raise pytest.UsageError(f"qualbench: {exc}") from None
-    hook_engines = config.hook.pytest_qualbench_make_engine.get_hookimpls()
-    return SectionOptions(
-        rankers=rankers,
-        tokens_k=_tokens_k(config),
-        start_times=config.option.qualbench_start_times,
-        engine_spec=None
-        if hook_engines
-        else config.option.qualbench_engine or config.getini("qualbench_engine") or DEFAULT_ENGINE,
-        cache_dir=config.rootpath / CACHE_DIR,
-        root=config.rootpath,
-    )
-
-
-def _tokens_k(config: pytest.Config) -> int:
-    option: int | None = config.option.qualbench_tokens_k
-    return DEFAULT_TOKENS_K if option is None else option
-
-
-def _ini_checks(text: str) -> frozenset[str]:
-    """The ini's checks; empty means all of them."""
-    return parse_checks(text) if text.strip() else frozenset(CHECKS)
-
-
-def _ini_value(config: pytest.Config, name: str, parse: Any) -> Any:
-    try:
-        return parse(str(config.getini(name)))
-    except argparse.ArgumentTypeError as exc:
-        raise pytest.UsageError(f"qualbench: ini {name}: {exc}") from None
-
-
-def _floors(config: pytest.Config) -> list[Floor]:
-    """Floors from the ini file, overridden metric by metric by the command line."""
-    floors: dict[str, Floor] = {}
-    for line in config.getini("qualbench_floors"):
-        try:
-            floor = parse_floor(line)
-        except argparse.ArgumentTypeError as exc:
-            raise pytest.UsageError(f"qualbench: ini qualbench_floors: {exc}") from None
-        floors[floor.name] = floor
-    for floor in config.option.qualbench_floors:
-        floors[floor.name] = floor
-    return list(floors.values())
-
-
-def _report_path(config: pytest.Config) -> Path:
-    option: str | None = config.option.qualbench_report
-    if option:
-        return config.invocation_params.dir / option
-    return config.rootpath / str(config.getini("qualbench_report"))
-
-
-def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> QualbenchFile | None:
-    bench_run = parent.config.stash.get(bench_run_key, None)
-    if bench_run is None or file_path.suffix != ".jsonl":
-        return None
-    if bench_run.fixture_set.file(file_path) is None:
-        return None
-    # Named by stem: `-k` matches node names as substrings, and every "*.jsonl"
-    # name would otherwise match `-k json`.
-    return QualbenchFile.from_parent(parent, path=file_path, name=file_path.stem)
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
-    report = yield
-    if isinstance(item, CaseItem) and call.when == "call" and item.record is not None:
-        # A report attribute travels with the report from xdist workers to the controller.
-        report.qualbench_case = item.record.to_wire()
-    return report
-
-
-def pytest_sessionfinish(session: pytest.Session) -> None:
-    config = session.config
-    bench_run = config.stash.get(bench_run_key, None)
-    if bench_run is not None and hasattr(config, "workeroutput"):
-        config.workeroutput["qualbench"] = {
-            "index_ms": bench_run.index_times(),
-            "engine": _engine_info(bench_run),
-            "retrieved_tokens": retrieved_tokens(bench_run, _tokens_k(config)),
-        }
-
-
-def _engine_info(bench_run: BenchRun) -> dict[str, Any] | None:
-    """Name, config and indexing warnings of the engines this process built."""
-    for corpus in bench_run.corpora.values():
-        engine = corpus.engine
-        config = getattr(engine, "config", {})
-        return {
-            "name": f"{type(engine).__module__}:{type(engine).__qualname__}",
-            "config": dict(config) if isinstance(config, dict) else {},
-            "lists_chunks": bench_run.lists_chunks(),
-            "warnings": sorted(
-                str(warning)
-                for indexed in bench_run.corpora.values()
-                for warning in getattr(indexed.engine, "warnings", ())
-            ),
-        }
-    return None
+from pytest_qualbench.fixtures.schema import Case, FixtureSet
+from pytest_qualbench.plugin.items import bench_run_key
+from pytest_qualbench.report.build import build_report
+from pytest_qualbench.report.floors import Floor, FloorVerdict, check_floors
+from pytest_qualbench.report.summary import summary_lines
+from pytest_qualbench.report.writing import write_report
+from pytest_qualbench.sections.extra import SectionOptions, extra_sections, retrieved_tokens
 
 
 class QualbenchReporter:
@@ -243,7 +64,7 @@ class QualbenchReporter:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if not self.config.option.qualbench_lint:
             return
-        from pytest_qualbench.lint import has_errors, lint_fixture_set
+        from pytest_qualbench.authoring.lint import has_errors, lint_fixture_set
 
         bench_run = self.config.stash[bench_run_key]
         findings = lint_fixture_set(self.fixture_set, bench_run.engine_factory)
@@ -300,7 +121,7 @@ class QualbenchReporter:
         bench_run = self.config.stash[bench_run_key]
         if bench_run.corpora:
             self.index_ms = bench_run.index_times()
-            self.engine = _engine_info(bench_run)
+            self.engine = engine_info(bench_run)
             self.retrieved_tokens.update(retrieved_tokens(bench_run, self.section_options.tokens_k))
         full_run = set(self.records) >= set(self.cases)
         ran = [self.cases[case_id] for case_id in sorted(self.records) if case_id in self.cases]
@@ -328,14 +149,10 @@ class QualbenchReporter:
 
     def _compare(self, baseline: Path, report: dict[str, Any]) -> bool:
         """Compare with the baseline report; True when that fails the run."""
-        from pytest_qualbench.compare import (
-            IncomparableReports,
-            ReportError,
-            compare_reports,
-            comparison_to_json,
-            load_report,
-            render_comparison,
-        )
+        from pytest_qualbench.compare.diff import compare_reports
+        from pytest_qualbench.compare.loading import ReportError, load_report
+        from pytest_qualbench.compare.records import IncomparableReports
+        from pytest_qualbench.compare.render import comparison_to_json, render_comparison
 
         try:
             base = load_report(baseline)
@@ -353,7 +170,8 @@ class QualbenchReporter:
         return comparison.exit_code != 0
 
     def _write_html(self, path: Path, report: dict[str, Any]) -> None:
-        from pytest_qualbench.html_report import HtmlExtraMissing, render_html, write_html
+        from pytest_qualbench.report.html.model import HtmlExtraMissing
+        from pytest_qualbench.report.html.render import render_html, write_html
 
         base, comparison = self.baseline if self.baseline is not None else (None, None)
         try:

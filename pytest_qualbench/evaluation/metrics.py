@@ -31,6 +31,14 @@ METRIC_NAMES = (
 NEGATIVE_METRIC = "negative_pass"
 ALL_METRIC_NAMES = (*METRIC_NAMES, NEGATIVE_METRIC)
 
+
+def metric_sort_key(metric: str) -> tuple[int, str]:
+    """Documented metrics in their documented order, newer ones after, alphabetically."""
+    if metric in ALL_METRIC_NAMES:
+        return (ALL_METRIC_NAMES.index(metric), metric)
+    return (len(ALL_METRIC_NAMES), metric)
+
+
 MetricValues = Mapping[str, float | None]
 
 

@@ -14,10 +14,11 @@ import itertools
 import time
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from pytest_qualbench.engine.types import ALL_KINDS, SearchEngine
-from pytest_qualbench.fixtures import Case, FixtureSet
-from pytest_qualbench.judge import CHECKS, CaseRecord, judge
+from pytest_qualbench.evaluation.judge import CHECKS, CaseRecord, judge
+from pytest_qualbench.fixtures.schema import Case, FixtureSet
 
 DEFAULT_ENGINE = "pytest_qualbench.engine:Engine"
 
@@ -168,3 +169,21 @@ class BenchRun:
 
     def lists_chunks(self) -> bool:
         return all(corpus.chunk_texts is not None for corpus in self.corpora.values())
+
+
+def engine_info(bench_run: BenchRun) -> dict[str, Any] | None:
+    """Name, config and indexing warnings of the engines this process built."""
+    for corpus in bench_run.corpora.values():
+        engine = corpus.engine
+        config = getattr(engine, "config", {})
+        return {
+            "name": f"{type(engine).__module__}:{type(engine).__qualname__}",
+            "config": dict(config) if isinstance(config, dict) else {},
+            "lists_chunks": bench_run.lists_chunks(),
+            "warnings": sorted(
+                str(warning)
+                for indexed in bench_run.corpora.values()
+                for warning in getattr(indexed.engine, "warnings", ())
+            ),
+        }
+    return None

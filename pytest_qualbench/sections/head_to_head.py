@@ -12,9 +12,9 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pytest_qualbench.engine.types import Chunk, SearchEngine
-from pytest_qualbench.fixtures import Case
-from pytest_qualbench.metrics import mean_metrics, positive_case_metrics
-from pytest_qualbench.rankers import RANKING_DEPTH, Ranker, RankerFactory
+from pytest_qualbench.evaluation.metrics import mean_metrics, positive_case_metrics
+from pytest_qualbench.fixtures.schema import Case
+from pytest_qualbench.sections.rankers import RANKING_DEPTH, Ranker, RankerFactory
 
 HEAD_TO_HEAD_METRICS = ("precision@1", "hit@3", "recall@5", "mrr", "ndcg@10")
 REFERENCE_RANKER = "engine"

@@ -1,7 +1,7 @@
 """Fixture linter: the traps that make a benchmark lie, found before they land.
 
 Pure: a loaded FixtureSet goes in, a list of findings comes out. Schema errors and
-duplicate ids come from the loader (fixtures.py) and are only re-worded here. The
+duplicate ids come from the loader (`pytest_qualbench.fixtures`) and are only re-worded here. The
 vocabulary checks use their own lowercase word split, so they judge the fixtures
 the same way whichever engine runs them; the one engine-based check (a negative
 query that the engine answers) runs only when an engine factory is given.
@@ -18,8 +18,8 @@ from rapidfuzz.distance import Levenshtein
 
 from pytest_qualbench.engine.fuzzy import MIN_WORD_CHARS, Corrector
 from pytest_qualbench.engine.types import ALL_KINDS, DEFAULT_LIMIT
-from pytest_qualbench.fixtures import Case, Entry, FixtureSet
-from pytest_qualbench.runner import EngineFactory
+from pytest_qualbench.evaluation.runner import EngineFactory
+from pytest_qualbench.fixtures.schema import Case, Entry, FixtureSet
 
 ERROR = "error"
 WARNING = "warning"

@@ -11,26 +11,16 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from pytest_qualbench.compare import (
-    DEFAULT_RULES,
-    FORMATS,
-    IncomparableReports,
-    ReportError,
-    compare_reports,
-    comparison_to_json,
-    load_report,
-    parse_fail_on,
-    render_comparison,
-    render_report,
-    with_overrides,
-)
-from pytest_qualbench.html_report import (
-    HtmlExtraMissing,
-    MixedDatasets,
-    order_by_timestamp,
-    render_html,
-)
-from pytest_qualbench.report import write_text_atomic
+from pytest_qualbench.compare.diff import compare_reports
+from pytest_qualbench.compare.loading import ReportError, load_report
+from pytest_qualbench.compare.records import IncomparableReports
+from pytest_qualbench.compare.render import FORMATS, comparison_to_json, render_comparison
+from pytest_qualbench.compare.rules import DEFAULT_RULES, parse_fail_on, with_overrides
+from pytest_qualbench.compare.show import render_report
+from pytest_qualbench.report.html.model import HtmlExtraMissing, MixedDatasets
+from pytest_qualbench.report.html.page import order_by_timestamp
+from pytest_qualbench.report.html.render import render_html
+from pytest_qualbench.report.writing import write_text_atomic
 
 EXIT_USAGE = 2
 

@@ -1,0 +1,1 @@
+"""The console commands: `qualstat` (compare reports) and `qualbench` (lint, import)."""

@@ -1,0 +1,247 @@
+"""Base report against head report: metric changes per scope, case flips, rank moves."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pytest_qualbench.compare.formatting import report_label
+from pytest_qualbench.compare.records import (
+    OVERALL,
+    CaseFlip,
+    Comparison,
+    IncomparableReports,
+    MetricChange,
+    RankMove,
+    Regression,
+    Rule,
+    SectionChange,
+    content_type_sort_key,
+)
+from pytest_qualbench.compare.rules import DEFAULT_RULES, metric_regressions
+from pytest_qualbench.compare.statistics import bootstrap_interval, paired_randomization_p_value
+from pytest_qualbench.evaluation.metrics import metric_sort_key
+
+RANK_MOVES_SHOWN = 10
+
+
+def compare_reports(
+    base: Mapping[str, Any],
+    head: Mapping[str, Any],
+    *,
+    rules: Sequence[Rule] = DEFAULT_RULES,
+    intersect: bool = False,
+    seed: int = 0,
+) -> Comparison:
+    """Diff two loaded reports; raise IncomparableReports when they measure different things."""
+    if base["metric_version"] != head["metric_version"]:
+        raise IncomparableReports(
+            f"metric_version differs (base {base['metric_version']}, head "
+            f"{head['metric_version']}): the metrics are defined differently, so no "
+            "delta between them means anything; rerun the base with this version"
+        )
+    base_cases = cases_by_id(base)
+    head_cases = cases_by_id(head)
+    removed = tuple(sorted(base_cases.keys() - head_cases.keys()))
+    added = tuple(sorted(head_cases.keys() - base_cases.keys()))
+    if not intersect:
+        if base["dataset_hash"] != head["dataset_hash"]:
+            raise IncomparableReports(
+                f"dataset_hash differs (base {base['dataset_hash']}, head "
+                f"{head['dataset_hash']}): the reports were made from different fixture "
+                "sets; pass --intersect to compare only the cases both share"
+            )
+        if removed or added:
+            raise IncomparableReports(
+                f"the reports ran different cases ({len(removed)} only in base, {len(added)} "
+                "only in head; a -k or partial run?); pass --intersect to compare only the "
+                "cases both share"
+            )
+    shared = sorted(base_cases.keys() & head_cases.keys())
+    pairs = [(base_cases[case_id], head_cases[case_id]) for case_id in shared]
+    changes = tuple(
+        metric_change(base, head, pairs, scope, metric, intersect=intersect, seed=seed)
+        for scope in scopes(base, head)
+        for metric in scope_metrics(base, head, scope)
+    )
+    newly_failing = tuple(
+        CaseFlip(h["case_id"], failure_types(head, h["case_id"]))
+        for b, h in pairs
+        if b["passed"] and not h["passed"]
+    )
+    newly_passing = tuple(
+        CaseFlip(b["case_id"], failure_types(base, b["case_id"]))
+        for b, h in pairs
+        if h["passed"] and not b["passed"]
+    )
+    regressions = metric_regressions(changes, rules) + tuple(
+        Regression(flip.case_id, f"newly failing ({', '.join(flip.failures) or 'failed'})")
+        for flip in newly_failing
+    )
+    return Comparison(
+        base_label=report_label(base),
+        head_label=report_label(head),
+        base_hash=base["dataset_hash"],
+        head_hash=head["dataset_hash"],
+        metric_version=base["metric_version"],
+        intersect=intersect,
+        added_cases=added,
+        removed_cases=removed,
+        shared_cases=len(shared),
+        changes=changes,
+        newly_failing=newly_failing,
+        newly_passing=newly_passing,
+        rank_moves=largest_rank_moves(pairs),
+        regressions=regressions,
+        rules=tuple(rules),
+        seed=seed,
+        sections=section_changes(base, head),
+    )
+
+
+def section_numbers(report: Mapping[str, Any]) -> dict[str, float]:
+    """The headline numbers of the optional sections, flattened to dotted names."""
+    numbers: dict[str, float] = {}
+    rankers = report.get("rankers") or {}
+    for metric, by_ranker in sorted((rankers.get("metrics") or {}).items()):
+        for ranker, value in sorted(by_ranker.items()):
+            if value is not None:
+                numbers[f"rankers.{ranker}.{metric}"] = float(value)
+    token_overall = (report.get("token_cost") or {}).get("overall") or {}
+    for key in ("retrieved_tokens_per_call", "corpus_tokens_per_call", "reduction_pct"):
+        if token_overall.get(key) is not None:
+            numbers[f"token_cost.{key}"] = float(token_overall[key])
+    start_overall = (report.get("start_times") or {}).get("overall") or {}
+    for key in ("cold_ms", "seeded_ms", "ratio"):
+        if start_overall.get(key) is not None:
+            numbers[f"start_times.{key}"] = float(start_overall[key])
+    return numbers
+
+
+def section_changes(base: Mapping[str, Any], head: Mapping[str, Any]) -> tuple[SectionChange, ...]:
+    """Base against head for every section number either report has; informational only."""
+    base_numbers, head_numbers = section_numbers(base), section_numbers(head)
+    return tuple(
+        SectionChange(name, base_numbers.get(name), head_numbers.get(name))
+        for name in sorted(base_numbers.keys() | head_numbers.keys())
+    )
+
+
+def cases_by_id(report: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """The report's case records keyed by case_id."""
+    return {case["case_id"]: case for case in report["cases"]}
+
+
+def scopes(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[str]:
+    """`overall`, then every content type either report has, in CONTENT_TYPES order."""
+    types = set(base["by_content_type"]) | set(head["by_content_type"])
+    types |= set(base["negatives"].get("by_content_type", {}))
+    types |= set(head["negatives"].get("by_content_type", {}))
+    return [OVERALL, *sorted(types, key=content_type_sort_key)]
+
+
+def scope_table(report: Mapping[str, Any], scope: str) -> Mapping[str, Any]:
+    """The aggregate table of one scope for positive metrics, empty when the report lacks it."""
+    if scope == OVERALL:
+        table: Mapping[str, Any] = report["overall"]
+        return table
+    by_type: Mapping[str, Any] = report["by_content_type"].get(scope, {})
+    return by_type
+
+
+def negatives_table(report: Mapping[str, Any], scope: str) -> Mapping[str, Any]:
+    """The aggregate table of one scope for negative cases, empty when the report lacks it."""
+    negatives: Mapping[str, Any] = report["negatives"]
+    if scope == OVERALL:
+        return negatives
+    by_type: Mapping[str, Any] = negatives.get("by_content_type", {}).get(scope, {})
+    return by_type
+
+
+def aggregate_value(report: Mapping[str, Any], scope: str, metric: str) -> float | None:
+    """The report's own aggregate for `metric` in `scope` (None when absent or null)."""
+    if metric == "negative_pass":
+        value = negatives_table(report, scope).get(metric)
+    else:
+        value = scope_table(report, scope).get(metric)
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+def scope_metrics(base: Mapping[str, Any], head: Mapping[str, Any], scope: str) -> list[str]:
+    """Metric names either report aggregates in `scope`, in display order."""
+    names: set[str] = set()
+    for report in (base, head):
+        names |= metric_names(scope_table(report, scope))
+        names |= metric_names(negatives_table(report, scope))
+    return sorted(names, key=metric_sort_key)
+
+
+def metric_names(aggregates: Mapping[str, Any]) -> set[str]:
+    """The keys of an aggregate table that hold a metric value (a number or null)."""
+    return {
+        name
+        for name, value in aggregates.items()
+        if name != "cases" and (value is None or type(value) in (int, float))
+    }
+
+
+def metric_change(
+    base: Mapping[str, Any],
+    head: Mapping[str, Any],
+    pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]],
+    scope: str,
+    metric: str,
+    *,
+    intersect: bool,
+    seed: int,
+) -> MetricChange:
+    """Base, head, delta, p and interval of one metric in one scope."""
+    values = [
+        (b["metrics"][metric], h["metrics"][metric])
+        for b, h in pairs
+        if scope in (OVERALL, b["content_type"])
+        and isinstance(b["metrics"].get(metric), (int, float))
+        and isinstance(h["metrics"].get(metric), (int, float))
+    ]
+    differences = [float(h) - float(b) for b, h in values]
+    if intersect:
+        # The reports' aggregates cover cases the other run lacks; only the shared
+        # cases' values are comparable.
+        base_value = math.fsum(b for b, _ in values) / len(values) if values else None
+        head_value = math.fsum(h for _, h in values) / len(values) if values else None
+    else:
+        base_value = aggregate_value(base, scope, metric)
+        head_value = aggregate_value(head, scope, metric)
+    changed_cases = sum(1 for d in differences if d != 0)
+    if not changed_cases:
+        return MetricChange(scope, metric, base_value, head_value, len(values), 0, None, None, None)
+    # One generator per scope and metric, so a p-value never depends on which
+    # other scopes or metrics were compared before it.
+    rng = random.Random(f"{seed}/{scope}/{metric}")
+    p_value = paired_randomization_p_value(differences, rng)
+    ci_low, ci_high = bootstrap_interval(differences, rng)
+    return MetricChange(
+        scope, metric, base_value, head_value, len(values), changed_cases, p_value, ci_low, ci_high
+    )
+
+
+def failure_types(report: Mapping[str, Any], case_id: str) -> tuple[str, ...]:
+    """The distinct failed check types of one case, in the report's order."""
+    types = [f["type"] for f in report.get("failures", []) if f.get("case_id") == case_id]
+    return tuple(dict.fromkeys(types))
+
+
+def largest_rank_moves(
+    pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]], *, limit: int = RANK_MOVES_SHOWN
+) -> tuple[RankMove, ...]:
+    """The positive cases whose first relevant rank moved most, by reciprocal rank."""
+    moves = [
+        RankMove(b["case_id"], b["rank"], h["rank"])
+        for b, h in pairs
+        if not b["negative"] and not h["negative"] and b["rank"] != h["rank"]
+    ]
+    # Reciprocal rank weighs 1 -> 3 above 8 -> 10, as a reader of search results does.
+    moves.sort(key=lambda move: (-abs(move.reciprocal_delta), move.case_id))
+    return tuple(moves[:limit])

@@ -1,0 +1,60 @@
+"""Option parsers shared by the pytest plugin and the console commands.
+
+Each is an argparse `type=` callable that raises `argparse.ArgumentTypeError`, so
+pytest's option parser, the ini readers and the CLIs report a bad value the
+same way. Nothing here imports pytest, and the parsers of optional features
+import their module only when the option is given: the plugin imports this
+module in every pytest run.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pytest_qualbench.report.floors import Floor
+
+
+def positive_int(text: str) -> int:
+    """argparse `type=`: a whole number >= 1."""
+    return _whole_number(text, minimum=1)
+
+
+def non_negative_int(text: str) -> int:
+    """argparse `type=`: a whole number >= 0."""
+    return _whole_number(text, minimum=0)
+
+
+def _whole_number(text: str, *, minimum: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < minimum:
+        raise argparse.ArgumentTypeError(f"{value} is not >= {minimum}")
+    return value
+
+
+# The option parsers below import their module only when the option is given.
+
+
+def floor_option(text: str) -> Floor:
+    """argparse `type=` for --qualbench-floor."""
+    from pytest_qualbench.report.floors import parse_floor
+
+    return parse_floor(text)
+
+
+def checks_option(text: str) -> frozenset[str]:
+    """argparse `type=` for --qualbench-checks."""
+    from pytest_qualbench.evaluation.judge import parse_checks
+
+    return parse_checks(text)
+
+
+def rankers_option(text: str) -> tuple[str, ...]:
+    """argparse `type=` for --qualbench-rankers."""
+    from pytest_qualbench.sections.rankers import parse_ranker_names
+
+    return parse_ranker_names(text)

@@ -1,0 +1,176 @@
+"""The benchmark session: collection, per-case reports, and the controller's report.
+
+Loaded and registered by `pytest_qualbench.plugin` only when the benchmark is on, so a
+project's ordinary test runs never import any of this.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_qualbench.evaluation.judge import CHECKS, parse_checks
+from pytest_qualbench.evaluation.runner import (
+    DEFAULT_ENGINE,
+    BenchRun,
+    EngineFactory,
+    EngineSpecError,
+    engine_info,
+    load_engine_factory,
+)
+from pytest_qualbench.fixtures.discovery import discover_fixture_files
+from pytest_qualbench.fixtures.loading import load_fixture_set
+from pytest_qualbench.fixtures.schema import CONTENT_TYPES
+from pytest_qualbench.index_cache import CACHE_DIR
+from pytest_qualbench.options import positive_int
+from pytest_qualbench.plugin.items import CaseItem, QualbenchFile, bench_run_key
+from pytest_qualbench.plugin.reporter import QualbenchReporter
+from pytest_qualbench.report.floors import Floor, parse_floor
+from pytest_qualbench.sections.extra import SectionOptions, retrieved_tokens
+from pytest_qualbench.sections.rankers import (
+    RankerSpecError,
+    resolve_ranker,
+)
+from pytest_qualbench.sections.tokens import DEFAULT_TOKENS_K
+
+reporter_key = pytest.StashKey["QualbenchReporter"]()
+
+
+def start_benchmark(config: pytest.Config, paths: Sequence[Path]) -> None:
+    """Load the fixture set, make the run's state, and register the benchmark's hooks."""
+    config.addinivalue_line("markers", "qualbench: a qualbench search case")
+    for content_type in CONTENT_TYPES:
+        config.addinivalue_line(
+            "markers", f"{content_type}: a qualbench case over {content_type} content"
+        )
+    files = discover_fixture_files(paths)
+    if not files:
+        shown = ", ".join(str(path) for path in paths)
+        raise pytest.UsageError(f"qualbench: no .jsonl fixture files found in {shown}")
+    fixture_set = load_fixture_set(files, config.rootpath)
+    bench_run = BenchRun(
+        fixture_set=fixture_set,
+        engine_factory=_engine_factory(config),
+        limit=config.option.qualbench_limit or _ini_value(config, "qualbench_limit", positive_int),
+        checks=config.option.qualbench_checks
+        or _ini_value(config, "qualbench_checks", _ini_checks),
+    )
+    config.stash[bench_run_key] = bench_run
+    config.pluginmanager.register(sys.modules[__name__], "qualbench-session")
+    # Only the controller (or a serial run) aggregates; xdist workers just run cases.
+    if not hasattr(config, "workerinput"):
+        reporter = QualbenchReporter(
+            config,
+            fixture_set,
+            _floors(config),
+            _report_path(config),
+            section_options=_section_options(config),
+        )
+        config.stash[reporter_key] = reporter
+        config.pluginmanager.register(reporter, "qualbench-reporter")
+
+
+def _engine_factory(config: pytest.Config) -> EngineFactory:
+    spec = config.option.qualbench_engine or config.getini("qualbench_engine") or DEFAULT_ENGINE
+    try:
+        default_factory = load_engine_factory(spec)
+    except EngineSpecError as exc:
+        raise pytest.UsageError(f"qualbench: {exc}") from None
+
+    def make_engine(content_type: str) -> Any:
+        engine = config.hook.pytest_qualbench_make_engine(config=config, content_type=content_type)
+        return engine if engine is not None else default_factory()
+
+    return make_engine
+
+
+def _section_options(config: pytest.Config) -> SectionOptions:
+    try:
+        rankers = tuple((name, resolve_ranker(name)) for name in config.option.qualbench_rankers)
+    except RankerSpecError as exc:
+        raise pytest.UsageError(f"qualbench: {exc}") from None
+    hook_engines = config.hook.pytest_qualbench_make_engine.get_hookimpls()
+    return SectionOptions(
+        rankers=rankers,
+        tokens_k=_tokens_k(config),
+        start_times=config.option.qualbench_start_times,
+        engine_spec=None
+        if hook_engines
+        else config.option.qualbench_engine or config.getini("qualbench_engine") or DEFAULT_ENGINE,
+        cache_dir=config.rootpath / CACHE_DIR,
+        root=config.rootpath,
+    )
+
+
+def _tokens_k(config: pytest.Config) -> int:
+    option: int | None = config.option.qualbench_tokens_k
+    return DEFAULT_TOKENS_K if option is None else option
+
+
+def _ini_checks(text: str) -> frozenset[str]:
+    """The ini's checks; empty means all of them."""
+    return parse_checks(text) if text.strip() else frozenset(CHECKS)
+
+
+def _ini_value(config: pytest.Config, name: str, parse: Any) -> Any:
+    try:
+        return parse(str(config.getini(name)))
+    except argparse.ArgumentTypeError as exc:
+        raise pytest.UsageError(f"qualbench: ini {name}: {exc}") from None
+
+
+def _floors(config: pytest.Config) -> list[Floor]:
+    """Floors from the ini file, overridden metric by metric by the command line."""
+    floors: dict[str, Floor] = {}
+    for line in config.getini("qualbench_floors"):
+        try:
+            floor = parse_floor(line)
+        except argparse.ArgumentTypeError as exc:
+            raise pytest.UsageError(f"qualbench: ini qualbench_floors: {exc}") from None
+        floors[floor.name] = floor
+    for floor in config.option.qualbench_floors:
+        floors[floor.name] = floor
+    return list(floors.values())
+
+
+def _report_path(config: pytest.Config) -> Path:
+    option: str | None = config.option.qualbench_report
+    if option:
+        return config.invocation_params.dir / option
+    return config.rootpath / str(config.getini("qualbench_report"))
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> QualbenchFile | None:
+    bench_run = parent.config.stash.get(bench_run_key, None)
+    if bench_run is None or file_path.suffix != ".jsonl":
+        return None
+    if bench_run.fixture_set.file(file_path) is None:
+        return None
+    # Named by stem: `-k` matches node names as substrings, and every "*.jsonl"
+    # name would otherwise match `-k json`.
+    return QualbenchFile.from_parent(parent, path=file_path, name=file_path.stem)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    if isinstance(item, CaseItem) and call.when == "call" and item.record is not None:
+        # A report attribute travels with the report from xdist workers to the controller.
+        report.qualbench_case = item.record.to_wire()
+    return report
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    config = session.config
+    bench_run = config.stash.get(bench_run_key, None)
+    if bench_run is not None and hasattr(config, "workeroutput"):
+        config.workeroutput["qualbench"] = {
+            "index_ms": bench_run.index_times(),
+            "engine": engine_info(bench_run),
+            "retrieved_tokens": retrieved_tokens(bench_run, _tokens_k(config)),
+        }

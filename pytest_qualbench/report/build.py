@@ -1,0 +1,132 @@
+"""Assembling the JSON report from case records: aggregates, latency, sections.
+
+The format is documented in docs/report-format.md; `SCHEMA_VERSION` names it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pytest_qualbench.evaluation.judge import CaseRecord
+from pytest_qualbench.evaluation.metrics import (
+    METRIC_NAMES,
+    METRIC_VERSION,
+    NEGATIVE_METRIC,
+    grouped_means,
+    mean_metrics,
+    percentile,
+)
+from pytest_qualbench.report.floors import Floor, check_floors
+
+SCHEMA_VERSION = 1
+
+
+# Report parts that measure the machine rather than the ranking.
+TIMING_KEYS = ("latency", "start_times")
+
+
+CASE_TIMING_KEYS = ("latency_ms",)
+
+
+METADATA_TIMING_KEYS = ("timestamp",)
+
+
+def aggregate(records: Sequence[CaseRecord]) -> dict[str, Any]:
+    """The report's metric tables: overall, by content type, by layer, negatives."""
+    positives = [record for record in records if not record.negative]
+    negatives = [record for record in records if record.negative]
+    positive_metrics = [record.metrics for record in positives]
+    negative_metrics = [record.metrics for record in negatives]
+
+    def with_count(table: dict[str, float | None], count: int) -> dict[str, Any]:
+        return {"cases": count, **table}
+
+    def counted(
+        groups: dict[str, dict[str, float | None]], group_sizes: Mapping[str, int]
+    ) -> dict[str, Any]:
+        return {group: with_count(values, group_sizes[group]) for group, values in groups.items()}
+
+    by_type = grouped_means(positive_metrics, lambda i: positives[i].content_type, METRIC_NAMES)
+    by_layer = grouped_means(positive_metrics, lambda i: positives[i].expected_layer, METRIC_NAMES)
+    negatives_by_type = grouped_means(
+        negative_metrics, lambda i: negatives[i].content_type, (NEGATIVE_METRIC,)
+    )
+    return {
+        "overall": with_count(mean_metrics(positive_metrics, METRIC_NAMES), len(positives)),
+        "by_content_type": counted(by_type, Counter(record.content_type for record in positives)),
+        "by_layer": counted(by_layer, Counter(record.expected_layer for record in positives)),
+        "negatives": {
+            **with_count(mean_metrics(negative_metrics, (NEGATIVE_METRIC,)), len(negatives)),
+            "by_content_type": counted(
+                negatives_by_type, Counter(record.content_type for record in negatives)
+            ),
+        },
+    }
+
+
+def latency_table(
+    records: Sequence[CaseRecord], index_ms: Mapping[str, float]
+) -> dict[str, dict[str, float | None]]:
+    """Per content type and overall: search latency p50/p95, and index build time."""
+    table: dict[str, dict[str, float | None]] = {}
+    every_latency = [record.latency_ms for record in records]
+    for content_type in sorted({record.content_type for record in records} | set(index_ms)):
+        latencies = [record.latency_ms for record in records if record.content_type == content_type]
+        table[content_type] = {
+            "p50_ms": percentile(latencies, 0.50),
+            "p95_ms": percentile(latencies, 0.95),
+            "index_ms": index_ms.get(content_type),
+        }
+    table["overall"] = {
+        "p50_ms": percentile(every_latency, 0.50),
+        "p95_ms": percentile(every_latency, 0.95),
+        "index_ms": sum(index_ms.values()) if index_ms else None,
+    }
+    return table
+
+
+def build_report(
+    records: Sequence[CaseRecord],
+    *,
+    dataset_hash: str,
+    metadata: Mapping[str, Any],
+    index_ms: Mapping[str, float],
+    floors: Sequence[Floor],
+    floors_enforced: bool,
+    sections: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Assemble the whole report from the case records of a run, plus optional `sections`."""
+    ordered = sorted(records, key=lambda record: record.case_id)
+    report: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "metric_version": METRIC_VERSION,
+        "dataset_hash": dataset_hash,
+        "metadata": dict(metadata),
+        **aggregate(ordered),
+        "latency": latency_table(ordered, index_ms),
+        "cases": [record.to_json() for record in ordered],
+        "failures": sorted(
+            (failure.to_json() for record in ordered for failure in record.failures),
+            key=lambda failure: (failure["case_id"], failure["type"]),
+        ),
+        **(sections or {}),
+    }
+    report["floors"] = [
+        verdict.to_json() for verdict in check_floors(report, floors, enforced=floors_enforced)
+    ]
+    return report
+
+
+def without_timings(report: Mapping[str, Any]) -> dict[str, Any]:
+    """The report minus what measures the machine: equal for equal fixtures and engine."""
+    stripped = {key: value for key, value in report.items() if key not in TIMING_KEYS}
+    stripped["metadata"] = {
+        key: value for key, value in report["metadata"].items() if key not in METADATA_TIMING_KEYS
+    }
+    stripped["cases"] = [
+        {key: value for key, value in case.items() if key not in CASE_TIMING_KEYS}
+        for case in report["cases"]
+    ]
+    return stripped

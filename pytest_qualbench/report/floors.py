@@ -1,0 +1,102 @@
+"""Floors: the minimum a metric must reach, and the verdict of a report against them."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from pytest_qualbench.evaluation.metrics import (
+    ALL_METRIC_NAMES,
+    NEGATIVE_METRIC,
+)
+from pytest_qualbench.fixtures.schema import CONTENT_TYPES
+
+
+@dataclass(frozen=True)
+class Floor:
+    """A lower bound on one metric, overall (`scope` None) or for one content type."""
+
+    metric: str
+    scope: str | None
+    value: float
+
+    @property
+    def name(self) -> str:
+        return self.metric if self.scope is None else f"{self.scope}.{self.metric}"
+
+
+@dataclass(frozen=True)
+class FloorVerdict:
+    """A floor checked against a report: `ok` is None when it was not enforced."""
+
+    floor: Floor
+    value: float | None
+    ok: bool | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "metric": self.floor.name,
+            "floor": self.floor.value,
+            "value": self.value,
+            "ok": self.ok,
+        }
+
+    def describe(self) -> str:
+        value = "n/a" if self.value is None else f"{self.value:.3f}"
+        if self.ok is None:
+            return f"{self.floor.name} {value} (floor {self.floor.value:.3f} not enforced)"
+        relation = ">=" if self.ok else "<"
+        return f"{self.floor.name} {value} {relation} floor {self.floor.value:.3f}"
+
+
+def parse_floor(text: str) -> Floor:
+    """Parse `METRIC:VALUE` or `CONTENT_TYPE.METRIC:VALUE`; argparse `type=` compatible."""
+    name, separator, raw_value = text.rpartition(":")
+    if not separator or not name:
+        raise argparse.ArgumentTypeError(f"floor {text!r}: expected METRIC:VALUE, e.g. mrr:0.9")
+    scope, _, metric = name.rpartition(".") if "." in name else ("", "", name)
+    if metric not in ALL_METRIC_NAMES:
+        raise argparse.ArgumentTypeError(
+            f"floor {text!r}: unknown metric {metric!r}; known: {', '.join(ALL_METRIC_NAMES)}"
+        )
+    if scope and scope not in CONTENT_TYPES:
+        raise argparse.ArgumentTypeError(
+            f"floor {text!r}: unknown content type {scope!r}; known: {', '.join(CONTENT_TYPES)}"
+        )
+    try:
+        value = float(raw_value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"floor {text!r}: {raw_value!r} is not a number") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"floor {text!r}: a floor lies between 0 and 1")
+    return Floor(metric=metric, scope=scope or None, value=value)
+
+
+def metric_value(report: Mapping[str, Any], floor: Floor) -> float | None:
+    """The report's value for the metric a floor names (None when its scope has no cases)."""
+    if floor.metric == NEGATIVE_METRIC:
+        table = report["negatives"]
+        if floor.scope is not None:
+            table = table["by_content_type"].get(floor.scope, {})
+    else:
+        table = (
+            report["overall"]
+            if floor.scope is None
+            else report["by_content_type"].get(floor.scope, {})
+        )
+    value = table.get(floor.metric)
+    return None if value is None else float(value)
+
+
+def check_floors(
+    report: Mapping[str, Any], floors: Sequence[Floor], *, enforced: bool
+) -> list[FloorVerdict]:
+    """Each floor against the report; a floor whose scope has no cases is not enforced."""
+    verdicts = []
+    for floor in floors:
+        value = metric_value(report, floor)
+        ok = None if not enforced or value is None else value >= floor.value
+        verdicts.append(FloorVerdict(floor, value, ok))
+    return verdicts

@@ -1,0 +1,72 @@
+"""The report as terminal lines: the per-type table, negatives, sections, paths."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pytest_qualbench.evaluation.metrics import (
+    NEGATIVE_METRIC,
+)
+from pytest_qualbench.sections import head_to_head, start_times, tokens
+
+SUMMARY_COLUMNS = (
+    ("hit@1", "hit@1"),
+    ("hit@3", "hit@3"),
+    ("mrr", "mrr"),
+    ("ndcg@10", "ndcg@10"),
+    ("ctx_rec", "context_recall"),
+    ("layer", "layer_accuracy"),
+)
+
+
+def summary_lines(report: Mapping[str, Any], report_path: Path | None) -> list[str]:
+    """The terminal summary: one table row per content type, negatives, hash, floors."""
+    header = f"{'content type':<14}{'cases':>6}" + "".join(
+        f"{label:>9}" for label, _ in SUMMARY_COLUMNS
+    )
+    header += f"{'p50 ms':>9}"
+    lines = [header]
+    rows = [*report["by_content_type"].items(), ("overall", report["overall"])]
+    for name, table in rows:
+        latency = report["latency"].get(name, {}).get("p50_ms")
+        cells = "".join(f"{_fmt(table.get(metric)):>9}" for _, metric in SUMMARY_COLUMNS)
+        lines.append(f"{name:<14}{table['cases']:>6}{cells}{_fmt(latency, 2):>9}")
+    negatives = report["negatives"]
+    lines.append(
+        f"negatives: {negatives['cases']} cases, negative_pass {_fmt(negatives.get(NEGATIVE_METRIC))}"
+    )
+    lines.extend(section_summary_lines(report))
+    lines.append(f"dataset: {report['dataset_hash']}")
+    if report_path is not None:
+        lines.append(f"report: {report_path}")
+    for verdict in report["floors"]:
+        status = {True: "ok", False: "FAILED", None: "skipped"}[verdict["ok"]]
+        value = "n/a" if verdict["value"] is None else f"{verdict['value']:.3f}"
+        lines.append(f"floor {verdict['metric']}: {value} vs {verdict['floor']:.3f} {status}")
+    return lines
+
+
+def section_summary_lines(report: Mapping[str, Any]) -> list[str]:
+    """The optional sections' tables (docs/head-to-head.md), each after a blank line."""
+    formatters = (
+        ("rankers", head_to_head.summary_lines),
+        ("token_cost", tokens.summary_lines),
+        ("start_times", start_times.summary_lines),
+    )
+    lines: list[str] = []
+    for name, formatter in formatters:
+        section = report.get(name)
+        if section is None:
+            continue
+        lines.append("")
+        if "skipped" in section:
+            lines.append(f"{name} skipped: {section['skipped']}")
+        else:
+            lines.extend(formatter(section))
+    return lines
+
+
+def _fmt(value: float | None, digits: int = 3) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"

@@ -1,0 +1,66 @@
+"""Writing reports: stable JSON text and atomic replacement of the file."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+# Report lists written a row per line (report_text).
+ONE_LINE_ROWS = ("cases", "failures")
+
+
+def write_report(path: Path, report: Mapping[str, Any]) -> None:
+    """Write atomically: a reader (or a crash) never sees half a report."""
+    write_text_atomic(path, report_text(report))
+
+
+def report_text(report: Mapping[str, Any]) -> str:
+    """Sorted keys, two-space indentation, and each case and failure on a line of its own.
+
+    One line per case makes a diff of two reports one changed line per changed
+    case, and lets the bulk go through json's C encoder (any indent selects the
+    pure-Python one, about 0.1 ms per case).
+    """
+    members = []
+    for key in sorted(report):
+        value = report[key]
+        if key in ONE_LINE_ROWS and isinstance(value, list) and value:
+            rows = ",\n".join(f"    {_json(row)}" for row in value)
+            text = f"[\n{rows}\n  ]"
+        else:
+            text = json.dumps(value, sort_keys=True, indent=2, ensure_ascii=False)
+            text = text.replace("\n", "\n  ")
+        members.append(f"  {_json(key)}: {text}")
+    return "{\n" + ",\n".join(members) + "\n}\n"
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write to a temporary file in the same directory, then rename over the target."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        # A lone surrogate (an engine's os.fsdecode'd title, say) cannot be UTF-8;
+        # written as a \uXXXX escape it stays valid JSON and the report is not lost.
+        with os.fdopen(handle, "w", encoding="utf-8", errors="backslashreplace") as stream:
+            stream.write(text)
+        # mkstemp makes the file private (0600); a report is for others to read too.
+        os.chmod(temporary, _umask_file_mode())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _umask_file_mode() -> int:
+    """The mode a plain open() would give a new file under the process umask."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask

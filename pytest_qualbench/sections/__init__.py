@@ -1,0 +1,1 @@
+"""Optional report sections: token cost, the rankers head-to-head, cold and seeded start times."""
