@@ -1,4 +1,4 @@
-"""The benchmark session: collection, per-case reports, and the controller's report.
+"""The benchmark session: loading the fixture set, collection, per-case reports.
 
 Loaded and registered by `pytest_qualbench.plugin` only when the benchmark is on, so a
 project's ordinary test runs never import any of this.
