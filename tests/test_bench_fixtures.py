@@ -62,7 +62,7 @@ def haystack_words(text: str) -> set[str]:
 
 
 def fuzzy_distance(word: str) -> int:
-    """The built-in engine's correction distance for a query word (DESIGN.md section 4)."""
+    """The built-in engine's correction distance for a query word (docs/engine.md)."""
     if len(word) <= 4:
         return 1
     return 2 if len(word) <= 12 else 3

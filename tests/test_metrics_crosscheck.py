@@ -1,6 +1,6 @@
 """metrics.py against independent implementations, on random rankings and relevance sets.
 
-Two references: a from-definition implementation written here (DESIGN.md §6,
+Two references: a from-definition implementation written here (docs/metrics.md,
 read literally, runs everywhere) and trec_eval's C code through ir_measures'
 pytrec_eval provider (skipped when not installed).
 
@@ -86,7 +86,7 @@ def ours(ranked: RankedCase) -> dict[str, float | None]:
 
 
 def by_definition(ranked: RankedCase) -> dict[str, float]:
-    """DESIGN.md §6, one line per metric, over document ids rather than texts."""
+    """docs/metrics.md, one line per metric, over document ids rather than texts."""
     hits = [doc in ranked.relevant for doc in ranked.ranking]
     first = hits.index(True) + 1 if True in hits else None
     ideal = min(len(ranked.relevant), 10)

@@ -1,4 +1,4 @@
-"""Records and the protocol every search engine speaks (DESIGN.md section 5)."""
+"""Records and the protocol every search engine speaks (docs/custom-engine.md)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Retrieval metrics: one pure function per formula, and their aggregation.
 
-Definitions follow DESIGN.md section 6 (`METRIC_VERSION` names that version).
+docs/metrics.md states every definition; `METRIC_VERSION` names their version.
 Every per-case function takes `relevance`, the ranked results reduced to
 booleans (True = the result's text contains a needle), so each formula can be
 checked by hand on a list of a few booleans.
@@ -51,7 +51,7 @@ def first_relevant_rank(relevance: Sequence[bool]) -> int | None:
 
 
 def hit_at_k(relevance: Sequence[bool], k: int) -> float:
-    """hit@k (DESIGN.md §6): 1 if a relevant result is in the top k, else 0."""
+    """hit@k (docs/metrics.md): 1 if a relevant result is in the top k, else 0."""
     return 1.0 if any(relevance[:k]) else 0.0
 
 
@@ -67,7 +67,7 @@ def dcg_at_k(relevance: Sequence[bool], k: int) -> float:
 
 
 def ndcg_at_k(relevance: Sequence[bool], relevant_total: int, k: int = NDCG_K) -> float:
-    """nDCG@k (DESIGN.md §6): DCG over the IDCG of min(|R|, k) relevant results at ranks 1..n.
+    """nDCG@k (docs/metrics.md): DCG over the IDCG of min(|R|, k) relevant results at ranks 1..n.
 
     An engine whose results are not its chunks can return more relevant results
     than |R| counts; the ideal then takes at least those, so nDCG stays <= 1.
@@ -86,7 +86,7 @@ def needles_found(texts: Iterable[str], needles: Sequence[str]) -> tuple[str, ..
 
 
 def needle_recall(texts: Iterable[str], needles: Sequence[str]) -> float:
-    """recall@k / context_recall (DESIGN.md §6): distinct needles found / distinct needles."""
+    """recall@k / context_recall (docs/metrics.md): distinct needles found / distinct needles."""
     distinct = tuple(dict.fromkeys(needles))
     if not distinct:
         return 0.0
@@ -138,7 +138,7 @@ def positive_case_metrics(
 
 
 def negative_case_metrics(result_count: int) -> dict[str, float | None]:
-    """negative_pass (DESIGN.md §6): 1 when a negative case returned nothing."""
+    """negative_pass (docs/metrics.md): 1 when a negative case returned nothing."""
     return {NEGATIVE_METRIC: 1.0 if result_count == 0 else 0.0}
 
 

@@ -1,7 +1,7 @@
 """The head-to-head table: every ranker over the same chunks and positive cases.
 
 Each ranker's first `RANKING_DEPTH` chunks are judged with the metric
-definitions of the main report (DESIGN.md section 6), so the `engine` column
+definitions of the main report (docs/metrics.md), so the `engine` column
 of a built-in engine run matches the report's own numbers at limit 10. The
 engine's lift over every other ranker is given absolute and relative.
 """

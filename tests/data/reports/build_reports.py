@@ -3,7 +3,7 @@
 The reports follow docs/report-format.md field by field. Each case is described
 by where its needles were found (rank of each needle's first result, None = not
 returned), its layer and its ceiling; metrics, failures and aggregates are derived
-from that with the definitions of DESIGN.md section 6, so the golden files stay
+from that with the definitions of docs/metrics.md, so the golden files stay
 internally consistent. The files are committed; the tests never run this script.
 
 - base.json             every positive case first hit at rank 2 or 3; pt_002_q2 fails its ceiling
