@@ -31,8 +31,10 @@ ID_PREFIXES = {
     "curated": "cur",
 }
 MIN_ENTRIES_PER_FILE = 12
-CASES_PER_ENTRY = (4, 5)
+# Four or five keyword cases plus at least one question, as docs/writing-fixtures.md asks.
+CASES_PER_ENTRY = (5, 6)
 MIN_EXACT_CASES = 2
+MIN_QUESTION_WORDS = 6
 JSON_CEILINGS = range(5, 11)
 SPLIT_THRESHOLD_BYTES = 4096
 
@@ -66,6 +68,15 @@ def fuzzy_distance(word: str) -> int:
     if len(word) <= 4:
         return 1
     return 2 if len(word) <= 12 else 3
+
+
+def is_question(case: Case) -> bool:
+    """A natural-language question: 6+ words ending in a question mark, no deliberate typo."""
+    return (
+        case.query.endswith("?")
+        and len(case.query.split()) >= MIN_QUESTION_WORDS
+        and not case.expected_layer.startswith(FUZZY_PREFIX)
+    )
 
 
 def json_depth(value: object) -> int:
@@ -157,8 +168,9 @@ def test_each_file_meets_the_corpus_rules(fixture_set: FixtureSet, content_type:
         exact = [c for c in positives if not c.expected_layer.startswith(FUZZY_PREFIX)]
         typo = [c for c in positives if c.expected_layer.startswith(FUZZY_PREFIX)]
         negatives = [c.case_id for c in entry.cases if c.is_negative]
-        assert len(exact) >= MIN_EXACT_CASES, entry.id
+        assert len([c for c in exact if not is_question(c)]) >= MIN_EXACT_CASES, entry.id
         assert typo, entry.id
+        assert any(is_question(c) for c in positives), entry.id
         assert negatives == [f"{entry.id}_q_neg"]
         if content_type == "json":
             ceilings = {c.expected_rank_ceiling for c in positives}
