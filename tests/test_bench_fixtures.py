@@ -17,6 +17,7 @@ import pytest
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
+from conftest import known_failures
 from pytest_qualbench.fixtures.discovery import discover_fixture_files
 from pytest_qualbench.fixtures.loading import load_fixture_set
 from pytest_qualbench.fixtures.schema import CONTENT_TYPES, FUZZY_PREFIX, Case, Entry, FixtureSet
@@ -175,6 +176,15 @@ def test_each_file_meets_the_corpus_rules(fixture_set: FixtureSet, content_type:
         if content_type == "json":
             ceilings = {c.expected_rank_ceiling for c in positives}
             assert ceilings <= {0, *JSON_CEILINGS}, entry.id
+
+
+def test_known_failures_name_cases_of_the_set_with_a_reason(fixture_set: FixtureSet) -> None:
+    # The root conftest marks these xfail; a stale or misspelled id would mark nothing.
+    case_ids = {case.case_id for case in fixture_set.cases()}
+    failures = known_failures()
+    assert failures
+    assert sorted(set(failures) - case_ids) == []
+    assert [case_id for case_id, why in failures.items() if not why] == []
 
 
 def test_corpus_exercises_every_chunker_path(fixture_set: FixtureSet) -> None:
