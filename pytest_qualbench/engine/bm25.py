@@ -28,6 +28,9 @@ Floats = npt.NDArray[np.float64]
 Weights = npt.NDArray[np.floating[Any] | np.unsignedinteger[Any]]
 Mask = npt.NDArray[np.bool_]
 UNKNOWN_TERM = -1
+# Numpy work per posting row of `PostingIndex.scores`' pass over postings, in
+# binary-search steps: gathers, the formula's arithmetic and a scatter-add.
+SCAN_COST = 3
 
 
 def idf(corpus_size: int, document_frequency: int) -> float:
@@ -35,11 +38,14 @@ def idf(corpus_size: int, document_frequency: int) -> float:
     return math.log((corpus_size + 1) / document_frequency)
 
 
-def term_scores(
-    term_idf: float, tf: Floats, doc_len: Floats, avgdl: float, k1: float, b: float
-) -> Floats:
-    """BM25 term weight idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl)) (Robertson)."""
-    norm = k1 * (1 - b + b * doc_len / avgdl)
+def length_norms(doc_len: Floats, avgdl: float, k1: float, b: float) -> Floats:
+    """BM25's per-document denominator part k1 * (1 - b + b * dl / avgdl) (Robertson)."""
+    norms: Floats = k1 * (1 - b + b * doc_len / avgdl)
+    return norms
+
+
+def term_scores(term_idf: float, tf: Floats, norm: Floats, k1: float) -> Floats:
+    """BM25 term weight idf * tf * (k1 + 1) / (tf + norm), norm from `length_norms` (Robertson)."""
     result: Floats = term_idf * (tf * (k1 + 1) / (norm + tf))
     return result
 
@@ -111,6 +117,7 @@ class PostingIndex:
         total = float(self.doc_len.sum())
         # An all-empty corpus has no length to normalise by; 1.0 keeps the formula defined.
         self.avgdl = total / self.size if total > 0 else 1.0
+        self.norms = length_norms(self.doc_len, self.avgdl, k1, b)
         term_column = np.asarray(terms, dtype=np.int64)
         doc_column = np.asarray(docs, dtype=np.int64)
         # A stable sort by term keeps each posting's docs ascending; on rows already sorted by
@@ -152,17 +159,34 @@ class PostingIndex:
         return union_sorted([self.postings(term)[0] for term in terms], self.size)
 
     def scores(self, terms: Sequence[int], candidates: DocIds) -> Floats:
-        """BM25 of each candidate (ascending ids) for the terms, summed in term order."""
+        """BM25 of each candidate (ascending ids) for the terms, summed in term order.
+
+        Two routes to the same sums: a binary search per candidate in each term's
+        posting (cost ~ candidates * log posting), or, when that is dearer, a pass
+        over each posting adding into a score per doc of the corpus (cost ~
+        posting). A typo query's any-word fallback scores most of the corpus,
+        where the pass is several times faster. Both add each candidate's term
+        weights in term order, so the sums are bit for bit the same.
+        """
+        postings = [self.postings(term) for term in terms if term != UNKNOWN_TERM]
+        search_cost = sum(len(candidates) * len(docs).bit_length() for docs, _ in postings)
+        if sum(len(docs) for docs, _ in postings) * SCAN_COST < search_cost:
+            every_doc: Floats = np.zeros(self.size, dtype=np.float64)
+            for docs, weights in postings:
+                tf = weights.astype(np.float64)
+                every_doc[docs] += term_scores(
+                    idf(self.size, len(docs)), tf, self.norms[docs], self.k1
+                )
+            scanned: Floats = every_doc[candidates]
+            return scanned
         total: Floats = np.zeros(len(candidates), dtype=np.float64)
         if not len(candidates):
             return total
-        candidate_len = self.doc_len[candidates]
-        for term in terms:
-            docs, weights = self.postings(term)
+        norms = self.norms[candidates]
+        for docs, weights in postings:
             if not len(docs):
                 continue
-            slots = np.minimum(np.searchsorted(docs, candidates), len(docs) - 1)
-            tf = np.where(docs[slots] == candidates, weights[slots].astype(np.float64), 0.0)
-            term_idf = idf(self.size, len(docs))
-            total += term_scores(term_idf, tf, candidate_len, self.avgdl, self.k1, self.b)
+            found = np.minimum(docs.searchsorted(candidates), len(docs) - 1)
+            tf = np.where(docs[found] == candidates, weights[found].astype(np.float64), 0.0)
+            total += term_scores(idf(self.size, len(docs)), tf, norms, self.k1)
         return total

@@ -154,14 +154,18 @@ class Engine:
             return []
         visible = self._visible(kinds)
         depth = max(limit, self.fusion_depth)
-        ranked = self._ranked(query, visible, depth)
         corrected = self.corrected_query(query)
-        if corrected is not None:
-            fuzzy = [
+        if corrected is None:
+            ranked = self._ranked(query, visible, depth)
+        else:
+            ranked = [
                 Ranked(item.doc, item.score, FUZZY_PREFIX + item.layer)
                 for item in self._ranked(corrected, visible, depth)
             ]
-            ranked = fuzzy + ranked
+            # The primary results only follow the corrected ones: when those fill the
+            # limit, the typo's own (any-word fallback) search would be thrown away.
+            if len(first_per_doc(ranked)) < limit:
+                ranked += self._ranked(query, visible, depth)
         return [self._result(item) for item in first_per_doc(ranked)[:limit]]
 
     def corrected_query(self, query: str) -> str | None:

@@ -48,6 +48,26 @@ def haystack(chunk: Chunk) -> str:
     return fold(f"{chunk.title}\n{chunk.text}")
 
 
+def folded(text: str) -> str:
+    """`fold`, with the fast path of most texts: NFKC leaves ASCII alone, casefold is lower()."""
+    return text.lower() if text.isascii() else fold(text)
+
+
+def folded_fields(chunk: Chunk) -> tuple[str, str]:
+    """The chunk's folded title and text: where query words are looked for, without a join.
+
+    A query word (`query_words`) holds no newline, and neither NFKC nor casefold
+    maps characters across one, so a word is in the `haystack` exactly when it
+    is in one of these.
+    """
+    return folded(chunk.title), folded(chunk.text)
+
+
+def holds(fields: tuple[str, str], word: str) -> bool:
+    title, text = fields
+    return word in text or word in title
+
+
 class TrigramLayer:
     """Every query word of 3+ characters must be a substring (then any word); BM25 over trigrams."""
 
@@ -79,11 +99,19 @@ class TrigramLayer:
         ids: list[int] = np.where(self.keys[slots] == keys, slots, UNKNOWN_TERM).tolist()
         return ids
 
-    def verified(self, word: str, candidates: DocIds) -> DocIds:
-        """The candidates whose text holds the word (3-character words need no check)."""
-        if len(word) == MIN_WORD_CHARS:
+    def verified(self, words: Sequence[str], candidates: DocIds) -> DocIds:
+        """The candidates whose text holds every word (3-character words need no check).
+
+        A candidate holds each 3-character word already: it holds the word's one trigram.
+        """
+        longer = [word for word in words if len(word) > MIN_WORD_CHARS]
+        if not longer:
             return candidates
-        kept = [doc for doc in candidates.tolist() if word in haystack(self.chunks[doc])]
+        kept = []
+        for doc in candidates.tolist():
+            fields = folded_fields(self.chunks[doc])
+            if all(holds(fields, word) for word in longer):
+                kept.append(doc)
         return np.asarray(kept, dtype=np.int64)
 
     def best_containing_any(
@@ -100,14 +128,21 @@ class TrigramLayer:
         per_word = [self.index.docs_with_all(self.term_ids(word)) for word in words]
         candidates = union_sorted(per_word, len(self.chunks))
         candidates = candidates[visible[candidates]]
-        ranked = top(candidates, self.index.scores(terms, candidates), len(candidates))
+        scores = self.index.scores(terms, candidates)
         kept: list[int] = []
-        for doc in ranked.tolist():
-            text = haystack(self.chunks[doc])
-            if any(word in text for word in words):
-                kept.append(doc)
-                if len(kept) == depth:
-                    break
+        checked = 0
+        ranked_depth = depth
+        # Most of the best candidates hold a word: rank a few more than needed, more if not.
+        while len(kept) < depth and checked < len(candidates):
+            ranked = top(candidates, scores, ranked_depth).tolist()
+            for doc in ranked[checked:]:
+                fields = folded_fields(self.chunks[doc])
+                if any(holds(fields, word) for word in words):
+                    kept.append(doc)
+                    if len(kept) == depth:
+                        break
+            checked = len(ranked)
+            ranked_depth *= 4
         return np.asarray(kept, dtype=np.int64)
 
     def knows(self, word: str) -> bool:
@@ -115,7 +150,7 @@ class TrigramLayer:
         if len(word) < MIN_WORD_CHARS:
             return False
         candidates = self.index.docs_with_all(self.term_ids(word))
-        return any(word in haystack(self.chunks[doc]) for doc in candidates.tolist())
+        return any(holds(folded_fields(self.chunks[doc]), word) for doc in candidates.tolist())
 
     def search(self, query: str, visible: Mask, depth: int) -> DocIds:
         """Ranked doc ids among the visible ones."""
@@ -125,9 +160,7 @@ class TrigramLayer:
         terms = list(dict.fromkeys(term for word in words for term in self.term_ids(word)))
         # All words: intersect every trigram posting first, then verify the few left.
         candidates = self.index.docs_with_all(terms)
-        candidates = candidates[visible[candidates]]
-        for word in words:
-            candidates = self.verified(word, candidates)
+        candidates = self.verified(words, candidates[visible[candidates]])
         if not len(candidates):
             return self.best_containing_any(words, terms, visible, depth)
         return top(candidates, self.index.scores(terms, candidates), depth)

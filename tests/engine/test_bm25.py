@@ -16,6 +16,7 @@ from pytest_qualbench.engine.bm25 import (
     PostingIndex,
     idf,
     intersect_sorted,
+    length_norms,
     term_scores,
     union_sorted,
 )
@@ -60,8 +61,28 @@ def test_idf_is_log_of_n_plus_one_over_df() -> None:
 def test_term_score_written_out() -> None:
     # tf=2, dl=4, avgdl=5: 1.5 * 2 * 2.2 / (2 + 1.2 * (0.25 + 0.75 * 4 / 5))
     expected = 1.5 * 2 * 2.2 / (2 + 1.2 * (0.25 + 0.75 * 4 / 5))
-    result = term_scores(1.5, np.array([2.0]), np.array([4.0]), 5.0, 1.2, 0.75)
+    norm = length_norms(np.array([4.0]), 5.0, 1.2, 0.75)
+    assert norm[0] == pytest.approx(1.2 * (0.25 + 0.75 * 4 / 5), abs=1e-12)
+    result = term_scores(1.5, np.array([2.0]), norm, 1.2)
     assert result[0] == pytest.approx(expected, abs=1e-12)
+
+
+def test_both_scoring_routes_give_the_same_bits() -> None:
+    # One long posting (scored by binary search for two candidates) and the same
+    # candidates among every doc (scored by a pass over the posting).
+    size = 2000
+    docs = np.arange(size, dtype=np.int64)
+    index = PostingIndex(
+        np.zeros(size, dtype=np.int64),
+        docs,
+        (docs % 7 + 1).astype(np.float64),
+        term_count=1,
+        doc_lengths=docs % 50 + 1,
+        k1=1.2,
+        b=0.75,
+    )
+    few = np.array([3, 1500], dtype=np.int64)
+    assert index.scores([0], few).tobytes() == index.scores([0], docs)[few].tobytes()
 
 
 @pytest.mark.parametrize(
