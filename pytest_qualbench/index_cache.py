@@ -1,46 +1,50 @@
-"""A persistent on-disk cache of indexed engines, one file per content type.
+"""A persistent on-disk cache of built indexes, one file per content type.
 
-An engine is stored pickled, behind a header that names its key and the
-SHA-256 of the pickled bytes. The key covers everything that decides what the
-index holds: the dataset hash (any fixture byte), the content type, the
-engine's class, its `config`, the source of the engine's package and the
-Python version. A file whose key differs is stale; one whose checksum or
-length does not match is corrupt. Either way it is rebuilt, never unpickled:
-the checksum is checked before a single byte reaches `pickle`.
+A file holds an engine's `IndexState` (see `engine.types.CachedIndex`): named
+numpy arrays and one JSON document, packed as an uncompressed `.npz` archive
+behind a header line naming the cache key and the SHA-256 of the archive.
+Nothing in it can run code: arrays are read with `allow_pickle=False`, the
+document with `json`, and the engine restores itself from that data, checking
+shapes and ranges. Whoever can write `.qualbench/` (a CI cache restored from a
+fork's build, say) can make a run rebuild its index, never run their code.
 
-Pickle, because an engine's index is whatever objects that engine keeps (the
-built-in one holds numpy postings, dictionaries and a fuzzy vocabulary); the
-checksum guards against truncation and corruption, not against someone who
-can write to the project's `.qualbench/` directory.
+The key covers everything that decides what the index holds: the dataset hash
+(any fixture byte), the content type, the engine's class, its `config`, the
+source of the engine's package and the Python version. A file whose key
+differs is stale; one that is unreadable, truncated, damaged, of another
+format or a directory is corrupt. Either way the index is built afresh.
 """
 
 from __future__ import annotations
 
-import copyreg
 import hashlib
 import io
 import json
 import os
-import pickle
+import shutil
 import sys
 import tempfile
+import zipfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
+from pytest_qualbench.engine.types import CachedIndex, IndexState
+
 CACHE_DIR = ".qualbench/index-cache"
-MAGIC = b"qualbench-index-cache 1\n"
+MAGIC = b"qualbench-index-cache 2\n"
 SUFFIX = ".idx"
+# The archive member holding the JSON document; every other member is one array.
+DOCUMENT_MEMBER = "document.json"
 
 
 @dataclass(frozen=True)
 class Loaded:
-    """The outcome of a cache lookup: the engine on a hit, else why there is none."""
+    """The outcome of a cache lookup: the restored engine on a hit, else why there is none."""
 
     engine: Any
-    status: str  # "hit", "missing", "stale" or "corrupt"
+    status: str  # "hit", "missing", "stale", "corrupt" or "unsupported"
 
 
 def code_fingerprint(engine_type: type) -> str:
@@ -74,22 +78,48 @@ def cache_key(dataset_hash: str, content_type: str, engine: Any) -> str:
     return hashlib.sha256(canonical).hexdigest()
 
 
-def _read_only(mapping: dict[str, Any]) -> MappingProxyType[str, Any]:
-    return MappingProxyType(mapping)
+def encode_state(state: IndexState) -> bytes:
+    """The state as an uncompressed .npz archive: one .npy per array, plus the JSON document.
 
+    TypeError when the document holds what JSON cannot, or an array is of objects.
+    """
+    import numpy as np
 
-def _reduce_read_only(proxy: MappingProxyType[str, Any]) -> tuple[Any, tuple[dict[str, Any]]]:
-    return _read_only, (dict(proxy),)
-
-
-def dump_engine(engine: Any) -> bytes:
-    """Pickle an engine; read-only mappings (entry metadata) travel as their dict."""
+    document = json.dumps(state.document, allow_nan=False).encode("utf-8")
+    arrays = {}
+    for name, array in state.arrays.items():
+        if name == DOCUMENT_MEMBER or array.dtype.hasobject:
+            raise TypeError(f"index array {name!r} cannot be stored as data only")
+        arrays[name] = array
     buffer = io.BytesIO()
-    pickler = pickle.Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL)
-    # A private table: the process-wide copyreg registry stays untouched.
-    pickler.dispatch_table = {**copyreg.dispatch_table, MappingProxyType: _reduce_read_only}
-    pickler.dump(engine)
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
+        archive.writestr(DOCUMENT_MEMBER, document)
+        for name, array in arrays.items():
+            with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
+                np.lib.format.write_array(member, np.ascontiguousarray(array), allow_pickle=False)
     return buffer.getvalue()
+
+
+def decode_state(payload: bytes) -> IndexState:
+    """The state `encode_state` wrote; ValueError (or zipfile's errors) for anything else."""
+    import numpy as np
+
+    arrays: dict[str, Any] = {}
+    document: Any = None
+    with zipfile.ZipFile(io.BytesIO(payload)) as archive:
+        for info in archive.infolist():
+            with archive.open(info) as member:
+                if info.filename == DOCUMENT_MEMBER:
+                    document = json.loads(member.read())
+                elif info.filename.endswith(".npy"):
+                    arrays[info.filename[: -len(".npy")]] = np.lib.format.read_array(
+                        member, allow_pickle=False
+                    )
+                else:
+                    raise ValueError(f"unexpected archive member {info.filename!r}")
+    if not isinstance(document, dict):
+        raise ValueError("the archive holds no JSON document object")
+    return IndexState(arrays=arrays, document=document)
 
 
 def encode_entry(key: str, payload: bytes) -> bytes:
@@ -129,31 +159,56 @@ class IndexCache:
     def path(self, content_type: str) -> Path:
         return self.directory / f"{content_type}{SUFFIX}"
 
-    def load(self, content_type: str, key: str) -> Loaded:
-        """The cached engine for `key`, or why there is none (the file is never trusted)."""
+    def load(self, content_type: str, key: str, engine: Any) -> Loaded:
+        """`engine` (new, not yet indexed) restored from the file for `key`, or why not.
+
+        On any status but "hit" the engine may hold part of a restore: index it
+        afresh, or make a new one.
+        """
+        if not isinstance(engine, CachedIndex):
+            return Loaded(None, "unsupported")
         try:
             data = self.path(content_type).read_bytes()
         except FileNotFoundError:
             return Loaded(None, "missing")
+        except OSError:
+            # A directory, a dangling or looping link, no permission: not a cache file.
+            return Loaded(None, "corrupt")
         payload, status = verified_payload(data, key)
         if payload is None:
             return Loaded(None, status)
         try:
-            engine = pickle.loads(payload)
-        except Exception:
-            # The bytes are the ones written, yet the classes they name have moved on.
+            engine.restore_index(decode_state(payload))
+        except (ValueError, KeyError, TypeError, EOFError, MemoryError, zipfile.BadZipFile):
+            # Intact bytes of the right key that are still no index of this engine (an
+            # array header may even claim more memory than there is).
             return Loaded(None, "corrupt")
-        return Loaded(engine, status)
+        return Loaded(engine, "hit")
 
-    def store(self, content_type: str, key: str, engine: Any) -> None:
-        """Write atomically: a crash leaves the old file or the new one, never half of one."""
-        data = encode_entry(key, dump_engine(engine))
+    def store(self, content_type: str, key: str, engine: Any) -> bool:
+        """Write the engine's index atomically; False when the engine keeps no cacheable index.
+
+        A crash leaves the old file or the new one, never half of one. Whatever
+        occupies the path (a planted directory, a link) is replaced, not followed.
+        """
+        if not isinstance(engine, CachedIndex):
+            return False
+        try:
+            payload = encode_state(engine.index_state())
+        except (TypeError, ValueError):
+            # Entry metadata JSON cannot hold (a set, NaN): this index is not cached.
+            return False
+        data = encode_entry(key, payload)
         self.directory.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=self.directory, prefix=".", suffix=".tmp")
         try:
             with os.fdopen(handle, "wb") as stream:
                 stream.write(data)
-            os.replace(temporary, self.path(content_type))
+            target = self.path(content_type)
+            if target.is_dir() and not target.is_symlink():
+                shutil.rmtree(target)
+            os.replace(temporary, target)
         except BaseException:
             Path(temporary).unlink(missing_ok=True)
             raise
+        return True

@@ -17,7 +17,7 @@ import pytest
 # A deliberately simple engine (every query word must occur in the chunk), so
 # plugin tests assert the plugin's behaviour, not the built-in engine's ranking.
 WORD_ENGINE = """
-from pytest_qualbench.engine.types import Chunk, Result
+from pytest_qualbench.engine.types import Chunk, IndexState, Result
 
 class WordEngine:
     config = {"kind": "word"}
@@ -31,6 +31,14 @@ class WordEngine:
 
     def chunks(self):
         return tuple(self._chunks)
+
+    # The index cache's protocol (engine.types.CachedIndex): the index as data only.
+    def index_state(self):
+        records = [[c.text, c.source, c.kind, c.position, c.entry_id] for c in self._chunks]
+        return IndexState(arrays={}, document={"chunks": records})
+
+    def restore_index(self, state):
+        self._chunks = [Chunk(t, "", s, k, p, e) for t, s, k, p, e in state.document["chunks"]]
 
     def search(self, query, *, limit=10, kinds=("durable", "session")):
         words = query.lower().split()

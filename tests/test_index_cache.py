@@ -1,45 +1,52 @@
-"""The index cache: a hit only for the same key and intact bytes; anything else rebuilds."""
+"""The index cache: data only, a hit only for the same key and intact bytes; anything else rebuilds.
+
+The planted files are real attacks: pickles that create a marker file when
+unpickled. The tests prove the plant is live (unpickling it does create the
+marker), then that the cache rebuilds instead of running it.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import pickle
-import sys
+import zipfile
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
 
+import numpy as np
 import pytest
 
 from pytest_qualbench.engine import Engine
 from pytest_qualbench.engine.types import ALL_KINDS
 from pytest_qualbench.fixtures.schema import Entry
 from pytest_qualbench.index_cache import (
+    DOCUMENT_MEMBER,
     MAGIC,
     IndexCache,
     Loaded,
     cache_key,
     code_fingerprint,
+    decode_state,
     encode_entry,
-    verified_payload,
+    encode_state,
 )
 
 HASH = "sha256:" + "0" * 64
+QUERIES = ("connection pool settings", "maxIdleConns", "conection pol", "retry backoff", "zzz")
 
 
 def entries() -> list[Entry]:
+    texts = {
+        "md_001": "# Pool\n\n## Connection Pool Settings\nmaxIdleConns defaults to 10",
+        "md_002": "# Retries\n\n## Backoff\nRetry with exponential backoff; café naïve ﬁle",
+    }
     return [
-        Entry(
-            "md_001",
-            "markdown",
-            "# Pool\n\n## Connection Pool Settings\nmaxIdleConns defaults to 10",
-            "bench-md-001",
-            "durable",
-            (),
-            "t",
-            1,
-        )
+        Entry(entry_id, "markdown", text, f"bench-{entry_id}", "durable", (), "t", line)
+        for line, (entry_id, text) in enumerate(texts.items(), start=1)
     ]
 
 
@@ -50,17 +57,36 @@ def engine() -> Engine:
     return built
 
 
+class Plant:
+    """Unpickling this creates `marker`: what an attacker's cache file would do."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple[object, tuple[Path]]:
+        return Path.touch, (self.marker,)
+
+
+def live_pickle(marker: Path) -> bytes:
+    """A pickle that runs code, checked to be live on a second marker beside the first."""
+    probe = marker.with_name(marker.name + ".probe")
+    pickle.loads(pickle.dumps(Plant(probe)))
+    assert probe.exists(), "the planted pickle must really run code when unpickled"
+    return pickle.dumps(Plant(marker))
+
+
 def test_round_trip_answers_like_the_engine_it_stored(tmp_path: Path, engine: Engine) -> None:
     cache = IndexCache(tmp_path / "cache")
     key = cache_key(HASH, "markdown", engine)
-    assert cache.load("markdown", key).status == "missing"
-    cache.store("markdown", key, engine)
-    loaded = cache.load("markdown", key)
+    assert cache.load("markdown", key, Engine()).status == "missing"
+    assert cache.store("markdown", key, engine)
+    loaded = cache.load("markdown", key, Engine())
     assert loaded.status == "hit"
     assert isinstance(loaded.engine, Engine)
-    query = "connection pool settings"
-    assert loaded.engine.search(query, kinds=ALL_KINDS) == engine.search(query, kinds=ALL_KINDS)
     assert loaded.engine.chunks() == engine.chunks()
+    for query in QUERIES:
+        assert loaded.engine.search(query, kinds=ALL_KINDS) == engine.search(query, kinds=ALL_KINDS)
+        assert loaded.engine.corrected_query(query) == engine.corrected_query(query)
 
 
 def test_entry_metadata_survives_the_round_trip(tmp_path: Path) -> None:
@@ -69,8 +95,22 @@ def test_entry_metadata_survives_the_round_trip(tmp_path: Path) -> None:
     engine.index([with_metadata])
     cache = IndexCache(tmp_path)
     cache.store("markdown", "k", engine)
-    loaded = cache.load("markdown", "k").engine
+    loaded = cache.load("markdown", "k", Engine()).engine
     assert dict(loaded.chunks()[0].metadata) == {"outcome": "success"}
+
+
+def test_metadata_json_cannot_hold_is_not_cached(tmp_path: Path) -> None:
+    engine = Engine()
+    engine.index([replace(entries()[0], metadata=MappingProxyType({"tags": {"a"}}))])
+    cache = IndexCache(tmp_path)
+    assert cache.store("markdown", "k", engine) is False
+    assert cache.load("markdown", "k", Engine()).status == "missing"
+
+
+def test_an_engine_without_the_protocol_is_never_cached(tmp_path: Path) -> None:
+    cache = IndexCache(tmp_path)
+    assert cache.store("markdown", "k", object()) is False
+    assert cache.load("markdown", "k", object()) == Loaded(None, "unsupported")
 
 
 def test_key_changes_with_dataset_content_type_and_config() -> None:
@@ -94,7 +134,7 @@ def test_code_fingerprint_covers_the_engine_package_source() -> None:
 def test_a_different_key_is_stale_and_not_loaded(tmp_path: Path, engine: Engine) -> None:
     cache = IndexCache(tmp_path)
     cache.store("markdown", "old-key", engine)
-    assert cache.load("markdown", "new-key") == Loaded(None, "stale")
+    assert cache.load("markdown", "new-key", Engine()) == Loaded(None, "stale")
 
 
 @pytest.mark.parametrize(
@@ -107,49 +147,111 @@ def test_a_different_key_is_stale_and_not_loaded(tmp_path: Path, engine: Engine)
         pytest.param(lambda data: MAGIC + b"[1, 2]\n" + b"payload", id="header not an object"),
         pytest.param(lambda data: MAGIC + b"{not json\n", id="header not JSON"),
         pytest.param(lambda data: b"", id="empty file"),
+        pytest.param(
+            lambda data: encode_entry("k", data.split(b"\n", 2)[2][:-100]),
+            id="truncated archive behind a matching checksum",
+        ),
+        pytest.param(lambda data: encode_entry("k", b"PK\x03\x04 not a zip"), id="not an archive"),
     ],
 )
-def test_damaged_files_are_corrupt_and_never_unpickled(
-    tmp_path: Path, engine: Engine, damage: object, monkeypatch: pytest.MonkeyPatch
+def test_damaged_files_are_corrupt_and_rebuilt(
+    tmp_path: Path, engine: Engine, damage: Callable[[bytes], bytes]
 ) -> None:
     cache = IndexCache(tmp_path)
     cache.store("markdown", "k", engine)
     path = cache.path("markdown")
-    path.write_bytes(damage(path.read_bytes()))  # type: ignore[operator]
-
-    def refuse(data: bytes) -> object:
-        raise AssertionError("pickle.loads reached with unverified bytes")
-
-    monkeypatch.setattr(pickle, "loads", refuse)
-    loaded = cache.load("markdown", "k")
-    assert loaded.engine is None and loaded.status == "corrupt"
+    path.write_bytes(damage(path.read_bytes()))
+    assert cache.load("markdown", "k", Engine()) == Loaded(None, "corrupt")
+    assert cache.store("markdown", "k", engine)
+    assert cache.load("markdown", "k", Engine()).status == "hit"
 
 
-class Vanishing:
-    """Stands for an engine class that was renamed after its index was cached."""
+def test_a_planted_pickle_is_never_unpickled(tmp_path: Path, engine: Engine) -> None:
+    marker = tmp_path / "pwned"
+    payload = live_pickle(marker)
+    cache = IndexCache(tmp_path / "cache")
+    cache.directory.mkdir()
+    # The previous format (a pickle behind a header the file declares itself) and the
+    # current magic with a self-consistent header: both checksums match the payload.
+    old_magic = b"qualbench-index-cache 1\n"
+    for data in (old_magic + encode_entry("k", payload)[len(MAGIC) :], encode_entry("k", payload)):
+        cache.path("markdown").write_bytes(data)
+        assert cache.load("markdown", "k", Engine()) == Loaded(None, "corrupt")
+        assert not marker.exists()
+    assert cache.store("markdown", "k", engine)
+    assert cache.load("markdown", "k", Engine()).status == "hit"
+    assert not marker.exists()
 
 
-def test_verified_bytes_that_no_longer_unpickle_are_corrupt(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_a_planted_object_array_is_never_unpickled(tmp_path: Path, engine: Engine) -> None:
+    marker = tmp_path / "pwned"
+    live_pickle(marker)
+    state = engine.index_state()
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as planted:
+        planted.writestr(DOCUMENT_MEMBER, json.dumps(dict(state.document)))
+        for name, array in state.arrays.items():
+            if name != "trigram.keys":
+                with planted.open(f"{name}.npy", "w") as member:
+                    np.lib.format.write_array(member, array)
+        # An object array is a pickle inside the .npy format.
+        objects = np.array([Plant(marker)], dtype=object)
+        with planted.open("trigram.keys.npy", "w") as member:
+            np.lib.format.write_array(member, objects, allow_pickle=True)
+    cache = IndexCache(tmp_path / "cache")
+    cache.directory.mkdir()
+    cache.path("markdown").write_bytes(encode_entry("k", archive.getvalue()))
+    assert cache.load("markdown", "k", Engine()) == Loaded(None, "corrupt")
+    assert not marker.exists()
+
+
+def test_a_directory_in_place_of_the_file_is_corrupt_and_replaced(
+    tmp_path: Path, engine: Engine
 ) -> None:
     cache = IndexCache(tmp_path)
-    cache.store("markdown", "k", Vanishing())
-    payload, status = verified_payload(cache.path("markdown").read_bytes(), "k")
-    assert payload is not None and status == "hit"
-    monkeypatch.delattr(sys.modules[__name__], "Vanishing")
-    assert cache.load("markdown", "k") == Loaded(None, "corrupt")
+    (cache.path("markdown") / "inner").mkdir(parents=True)
+    assert cache.load("markdown", "k", Engine()) == Loaded(None, "corrupt")
+    assert cache.store("markdown", "k", engine)
+    assert cache.path("markdown").is_file()
+    assert cache.load("markdown", "k", Engine()).status == "hit"
 
 
-def test_file_layout_is_magic_header_payload(tmp_path: Path) -> None:
-    data = encode_entry("the-key", b"PAYLOAD")
-    magic, header, payload = data.split(b"\n", 2)
+@pytest.mark.parametrize(
+    ("name", "array"),
+    [
+        pytest.param("trigram.offsets", np.array([0, 1], dtype=np.int64), id="offsets short"),
+        pytest.param("porter.docs", np.array([10**6], dtype=np.int32), id="doc id out of range"),
+        pytest.param("trigram.keys", np.zeros((2, 2), dtype=np.int64), id="keys two-dimensional"),
+        pytest.param("porter.doc_len", np.array(["x"]), id="lengths of strings"),
+    ],
+)
+def test_well_formed_archives_of_a_wrong_index_are_corrupt(
+    tmp_path: Path, engine: Engine, name: str, array: np.ndarray
+) -> None:
+    state = engine.index_state()
+    damaged = replace(state, arrays={**state.arrays, name: array})
+    cache = IndexCache(tmp_path)
+    cache.directory.mkdir(exist_ok=True)
+    cache.path("markdown").write_bytes(encode_entry("k", encode_state(damaged)))
+    assert cache.load("markdown", "k", Engine()) == Loaded(None, "corrupt")
+
+
+def test_file_layout_is_magic_header_and_a_data_only_archive(
+    tmp_path: Path, engine: Engine
+) -> None:
+    cache = IndexCache(tmp_path)
+    cache.store("markdown", "the-key", engine)
+    magic, header, payload = cache.path("markdown").read_bytes().split(b"\n", 2)
     assert magic + b"\n" == MAGIC
     assert json.loads(header) == {
         "key": "the-key",
-        "bytes": 7,
-        "sha256": hashlib.sha256(b"PAYLOAD").hexdigest(),
+        "bytes": len(payload),
+        "sha256": hashlib.sha256(payload).hexdigest(),
     }
-    assert payload == b"PAYLOAD"
+    members = zipfile.ZipFile(io.BytesIO(payload)).namelist()
+    assert DOCUMENT_MEMBER in members
+    assert all(name == DOCUMENT_MEMBER or name.endswith(".npy") for name in members)
+    assert set(decode_state(payload).arrays) == set(engine.index_state().arrays)
 
 
 def test_store_replaces_atomically_and_leaves_no_temporary_files(
@@ -159,5 +261,5 @@ def test_store_replaces_atomically_and_leaves_no_temporary_files(
     cache.store("markdown", "one", engine)
     cache.store("markdown", "two", engine)
     assert sorted(path.name for path in cache.directory.iterdir()) == ["markdown.idx"]
-    assert cache.load("markdown", "two").status == "hit"
-    assert cache.load("markdown", "one").status == "stale"
+    assert cache.load("markdown", "two", Engine()).status == "hit"
+    assert cache.load("markdown", "one", Engine()).status == "stale"

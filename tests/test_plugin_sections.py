@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
+import pickle
+
 import pytest
 
+from pytest_qualbench.index_cache import MAGIC
 from pytest_qualbench.report.build import without_timings
 from tests.conftest import WriteFixture, case
+from tests.test_index_cache import Plant
 from tests.test_plugin import JSON_ENTRIES, MARKDOWN, read_report
 from tests.test_rankers import LESSONS
 
@@ -150,6 +156,25 @@ def test_start_times_cold_then_seeded_from_the_cache(
     assert [path.name for path in cache.iterdir()] == ["markdown.idx"]
     # Timings are machine facts, left out when two reports are checked for equality.
     assert "start_times" not in without_timings(report)
+
+
+def test_a_planted_pickle_in_the_index_cache_is_rebuilt_not_run(
+    pytester: pytest.Pytester, write_fixture: WriteFixture, word_engine: None
+) -> None:
+    write_fixture("markdown.jsonl", MARKDOWN)
+    marker = pytester.path / "pwned"
+    cache = pytester.path / ".qualbench" / "index-cache"
+    cache.mkdir(parents=True)
+    planted = pickle.dumps(Plant(marker))
+    header = {"key": "any", "bytes": len(planted), "sha256": hashlib.sha256(planted).hexdigest()}
+    (cache / "markdown.idx").write_bytes(
+        b"qualbench-index-cache 1\n" + json.dumps(header).encode() + b"\n" + planted
+    )
+    result = pytester.runpytest("--qualbench", "--qualbench-start-times")
+    result.stdout.fnmatch_lines(["markdown*x  corrupt"])
+    assert not marker.exists()
+    assert (cache / "markdown.idx").read_bytes().startswith(MAGIC)
+    assert read_report(pytester)["start_times"]["by_content_type"]["markdown"]["same_results"]
 
 
 @pytest.mark.usefixtures("bench")

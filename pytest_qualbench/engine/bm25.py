@@ -14,7 +14,7 @@ counts for, not against, the chunks that contain it.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -110,25 +110,80 @@ class PostingIndex:
         k1: float,
         b: float,
     ) -> None:
-        self.k1 = k1
-        self.b = b
-        self.doc_len: Floats = np.asarray(doc_lengths, dtype=np.float64)
-        self.size = len(self.doc_len)
-        total = float(self.doc_len.sum())
-        # An all-empty corpus has no length to normalise by; 1.0 keeps the formula defined.
-        self.avgdl = total / self.size if total > 0 else 1.0
-        self.norms = length_norms(self.doc_len, self.avgdl, k1, b)
+        doc_len = np.asarray(doc_lengths, dtype=np.float64)
         term_column = np.asarray(terms, dtype=np.int64)
         doc_column = np.asarray(docs, dtype=np.int64)
         # A stable sort by term keeps each posting's docs ascending; on rows already sorted by
         # term (what the layers give) it is a linear pass.
         order = np.argsort(term_column, kind="stable")
         # Postings are most of the index's memory: doc ids fit int32 below 2**31 chunks.
-        id_type = np.int32 if self.size < 2**31 else np.int64
-        self.docs: DocIds = doc_column[order].astype(id_type)
-        self.weights: Weights = narrowest_exact(np.asarray(weights, dtype=np.float64)[order])
+        id_type = np.int32 if len(doc_len) < 2**31 else np.int64
         per_term = np.bincount(term_column, minlength=term_count)
-        self.offsets: DocIds = np.concatenate(([0], np.cumsum(per_term))).astype(np.int64)
+        self._hold(
+            doc_column[order].astype(id_type),
+            narrowest_exact(np.asarray(weights, dtype=np.float64)[order]),
+            np.concatenate(([0], np.cumsum(per_term))).astype(np.int64),
+            doc_len,
+            k1=k1,
+            b=b,
+        )
+
+    def _hold(
+        self,
+        docs: DocIds,
+        weights: Weights,
+        offsets: DocIds,
+        doc_len: Floats,
+        *,
+        k1: float,
+        b: float,
+    ) -> None:
+        self.k1 = k1
+        self.b = b
+        self.docs = docs
+        self.weights = weights
+        self.offsets = offsets
+        self.doc_len = doc_len
+        self.size = len(doc_len)
+        total = float(doc_len.sum())
+        # An all-empty corpus has no length to normalise by; 1.0 keeps the formula defined.
+        self.avgdl = total / self.size if total > 0 else 1.0
+        self.norms = length_norms(doc_len, self.avgdl, k1, b)
+
+    def arrays(self) -> dict[str, npt.NDArray[Any]]:
+        """What `stored` needs to make this index again: its arrays, nothing derived."""
+        return {
+            "docs": self.docs,
+            "weights": self.weights,
+            "offsets": self.offsets,
+            "doc_len": self.doc_len,
+        }
+
+    @classmethod
+    def stored(cls, arrays: Mapping[str, npt.NDArray[Any]], *, k1: float, b: float) -> PostingIndex:
+        """The index whose `arrays()` these are; ValueError when they cannot be one.
+
+        Arrays read from disk are checked for shape and range, so a damaged
+        file fails here, not as a wrong answer or an IndexError mid-query.
+        """
+        docs, weights, offsets, doc_len = (
+            arrays[name] for name in ("docs", "weights", "offsets", "doc_len")
+        )
+        if not all(array.ndim == 1 for array in (docs, weights, offsets, doc_len)):
+            raise ValueError("posting arrays must be one-dimensional")
+        if docs.dtype.kind != "i" or offsets.dtype != np.int64 or doc_len.dtype != np.float64:
+            raise ValueError("posting arrays have the wrong types")
+        if weights.dtype not in (*EXACT_WEIGHT_TYPES, np.float64) or len(weights) != len(docs):
+            raise ValueError("posting weights do not match the doc ids")
+        if not len(offsets) or offsets[0] != 0 or offsets[-1] != len(docs):
+            raise ValueError("posting offsets do not span the doc ids")
+        if np.any(np.diff(offsets) < 0) or (
+            len(docs) and (docs.min() < 0 or docs.max() >= len(doc_len))
+        ):
+            raise ValueError("posting offsets or doc ids out of range")
+        index = cls.__new__(cls)
+        index._hold(docs, weights, offsets, doc_len, k1=k1, b=b)
+        return index
 
     def document_frequency(self, term: int) -> int:
         if term == UNKNOWN_TERM:

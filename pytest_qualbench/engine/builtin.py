@@ -12,7 +12,13 @@ from typing import TYPE_CHECKING
 
 from pytest_qualbench.engine import chunking
 from pytest_qualbench.engine.analysis import query_words
-from pytest_qualbench.engine.types import DEFAULT_KINDS, DEFAULT_LIMIT, Chunk, Result
+from pytest_qualbench.engine.types import (
+    DEFAULT_KINDS,
+    DEFAULT_LIMIT,
+    Chunk,
+    IndexState,
+    Result,
+)
 from pytest_qualbench.fixtures.schema import Entry
 
 if TYPE_CHECKING:
@@ -135,16 +141,42 @@ class Engine:
             chunked = chunking.chunk_entry_with_warnings(entry)
             chunks.extend(chunked.chunks)
             warnings.extend(chunked.warnings)
-        self._chunks = renumber(chunks)
-        self._warnings = tuple(warnings)
-        self._kinds = tuple(chunk.kind for chunk in self._chunks)
+        renumbered = renumber(chunks)
+        porter = PorterLayer(renumbered, k1=self.k1, b=self.b, title_weight=self.title_weight)
+        trigram = TrigramLayer(renumbered, k1=self.k1, b=self.b)
+        self._set_index(renumbered, tuple(warnings), porter, trigram)
+        self._corrector = Corrector(porter.word_frequency)
+
+    def _set_index(
+        self,
+        chunks: tuple[Chunk, ...],
+        warnings: tuple[str, ...],
+        porter: PorterLayer,
+        trigram: TrigramLayer,
+    ) -> None:
+        self._chunks = chunks
+        self._warnings = warnings
+        self._kinds = tuple(chunk.kind for chunk in chunks)
         self._visible_masks = {}
-        self._porter = PorterLayer(
-            self._chunks, k1=self.k1, b=self.b, title_weight=self.title_weight
-        )
-        self._trigram = TrigramLayer(self._chunks, k1=self.k1, b=self.b)
-        self._corrector = Corrector(self._porter.word_frequency)
+        self._porter = porter
+        self._trigram = trigram
         self._latest_correction = None
+
+    def index_state(self) -> IndexState:
+        """The index as arrays and JSON, for the on-disk cache (`engine.snapshot`)."""
+        from pytest_qualbench.engine.snapshot import index_state
+
+        assert self._porter is not None and self._trigram is not None, "nothing indexed"
+        return index_state(self._chunks, self._warnings, self._porter, self._trigram)
+
+    def restore_index(self, state: IndexState) -> None:
+        """Take an index `index_state` gave, as `index()` would have built it."""
+        from pytest_qualbench.engine.fuzzy import Corrector
+        from pytest_qualbench.engine.snapshot import restored
+
+        parts = restored(state, k1=self.k1, b=self.b)
+        self._set_index(parts.chunks, parts.warnings, parts.porter, parts.trigram)
+        self._corrector = Corrector(parts.porter.word_frequency)
 
     def search(
         self, query: str, *, limit: int = DEFAULT_LIMIT, kinds: Iterable[str] = DEFAULT_KINDS

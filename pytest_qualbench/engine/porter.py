@@ -124,6 +124,17 @@ class PorterLayer:
             b=b,
         )
 
+    @classmethod
+    def stored(
+        cls, word_frequency: dict[str, int], term_ids: dict[str, int], index: PostingIndex
+    ) -> PorterLayer:
+        """The layer made again from what a build left (see `engine.snapshot`)."""
+        layer = cls.__new__(cls)
+        layer.word_frequency = word_frequency
+        layer.term_ids = term_ids
+        layer.index = index
+        return layer
+
     def knows(self, word: str) -> bool:
         """True when the folded word, or its stem, occurs in some chunk."""
         return word in self.word_frequency or stem(word) in self.term_ids

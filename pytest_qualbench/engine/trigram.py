@@ -90,6 +90,21 @@ class TrigramLayer:
             terms, docs, counts, term_count=len(self.keys), doc_lengths=lengths, k1=k1, b=b
         )
 
+    @classmethod
+    def stored(cls, chunks: Sequence[Chunk], keys: DocIds, index: PostingIndex) -> TrigramLayer:
+        """The layer made again from what a build left (see `engine.snapshot`)."""
+        if keys.dtype != np.int64 or keys.ndim != 1 or len(keys) + 1 != len(index.offsets):
+            raise ValueError("trigram keys do not match the postings")
+        if np.any(keys[1:] <= keys[:-1]):
+            raise ValueError("trigram keys are not ascending")
+        if len(chunks) != index.size:
+            raise ValueError("trigram postings do not match the chunks")
+        layer = cls.__new__(cls)
+        layer.chunks = chunks
+        layer.keys = keys
+        layer.index = index
+        return layer
+
     def term_ids(self, word: str) -> list[int]:
         """Distinct trigram term ids of a folded word, UNKNOWN_TERM for those nowhere indexed."""
         keys = np.unique(trigram_keys(word))

@@ -43,6 +43,29 @@ class Result:
     position: int = 0
 
 
+@dataclass(frozen=True)
+class IndexState:
+    """An engine's built index as data only: named numpy arrays and a JSON document.
+
+    What the on-disk index cache stores for an engine with `CachedIndex`'s two
+    methods: nothing in it can run code when read back.
+    """
+
+    arrays: Mapping[str, Any]
+    document: Mapping[str, Any]
+
+
+@runtime_checkable
+class CachedIndex(Protocol):
+    """An engine whose index the on-disk cache can keep (optional; the built-in one has it)."""
+
+    def index_state(self) -> IndexState:
+        """The current index as data; TypeError when it holds what JSON cannot."""
+
+    def restore_index(self, state: IndexState) -> None:
+        """Take the index `index_state` gave; ValueError when the state is malformed."""
+
+
 @runtime_checkable
 class SearchEngine(Protocol):
     """What the plugin needs of an engine; `chunks()` is optional (exact IDCG)."""

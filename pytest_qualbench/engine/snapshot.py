@@ -1,0 +1,131 @@
+"""The built-in engine's index as data only: named numpy arrays and one JSON document.
+
+This is what the on-disk index cache stores, so nothing in it can run code:
+arrays are read with numpy's `allow_pickle=False` and everything else is JSON.
+Reading checks shapes and ranges (ValueError when they are wrong), because the
+bytes come from a directory anyone with write access to the project can fill.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from pytest_qualbench.engine.bm25 import PostingIndex
+from pytest_qualbench.engine.porter import PorterLayer
+from pytest_qualbench.engine.trigram import TrigramLayer
+from pytest_qualbench.engine.types import Chunk, IndexState
+
+FORMAT = "pytest_qualbench.engine.snapshot 1"
+CHUNK_FIELDS = ("text", "title", "source", "kind", "position", "entry_id", "metadata")
+
+
+@dataclass(frozen=True)
+class Restored:
+    """An engine's indexed state, rebuilt from an `IndexState`."""
+
+    chunks: tuple[Chunk, ...]
+    warnings: tuple[str, ...]
+    porter: PorterLayer
+    trigram: TrigramLayer
+
+
+def chunk_record(chunk: Chunk) -> list[Any]:
+    return [
+        chunk.text,
+        chunk.title,
+        chunk.source,
+        chunk.kind,
+        chunk.position,
+        chunk.entry_id,
+        dict(chunk.metadata),
+    ]
+
+
+def chunk_of(record: Any) -> Chunk:
+    """A chunk from its JSON record; ValueError when the record is not one."""
+    if not isinstance(record, list) or len(record) != len(CHUNK_FIELDS):
+        raise ValueError("a chunk record is not a list of its fields")
+    text, title, source, kind, position, entry_id, metadata = record
+    if not all(isinstance(value, str) for value in (text, title, source, kind, entry_id)):
+        raise ValueError("a chunk record's text fields are not strings")
+    if type(position) is not int or not isinstance(metadata, dict):
+        raise ValueError("a chunk record's position or metadata has the wrong type")
+    return Chunk(text, title, source, kind, position, entry_id, MappingProxyType(metadata))
+
+
+def index_state(
+    chunks: Sequence[Chunk], warnings: Sequence[str], porter: PorterLayer, trigram: TrigramLayer
+) -> IndexState:
+    """Everything a search needs; derived state (the fuzzy vocabulary, kinds) is rebuilt."""
+    arrays: dict[str, npt.NDArray[Any]] = {
+        "porter.word_frequency": np.fromiter(porter.word_frequency.values(), dtype=np.int64),
+        "trigram.keys": trigram.keys,
+    }
+    for prefix, index in (("porter.", porter.index), ("trigram.", trigram.index)):
+        arrays.update({prefix + name: array for name, array in index.arrays().items()})
+    document = {
+        "format": FORMAT,
+        "chunks": [chunk_record(chunk) for chunk in chunks],
+        "warnings": list(warnings),
+        # Both in id (insertion) order, so the dictionaries come back identical.
+        "porter_words": list(porter.word_frequency),
+        "porter_terms": list(porter.term_ids),
+    }
+    return IndexState(arrays=arrays, document=document)
+
+
+def restored(state: IndexState, *, k1: float, b: float) -> Restored:
+    """The engine's indexed state from `index_state`'s output; ValueError when malformed."""
+    document = state.document
+    if document.get("format") != FORMAT:
+        raise ValueError("not an index snapshot of this format")
+    chunks = tuple(chunk_of(record) for record in _list(document, "chunks"))
+    warnings = tuple(_strings(document, "warnings"))
+    words = _strings(document, "porter_words")
+    terms = _strings(document, "porter_terms")
+    frequency = _array(state.arrays, "porter.word_frequency")
+    if frequency.dtype != np.int64 or frequency.shape != (len(words),):
+        raise ValueError("porter word frequencies do not match the words")
+    porter_index = PostingIndex.stored(_prefixed(state.arrays, "porter."), k1=k1, b=b)
+    if len(porter_index.offsets) != len(terms) + 1 or porter_index.size != len(chunks):
+        raise ValueError("porter postings do not match the terms or the chunks")
+    porter = PorterLayer.stored(
+        dict(zip(words, frequency.tolist(), strict=True)),
+        {term: term_id for term_id, term in enumerate(terms)},
+        porter_index,
+    )
+    trigram_index = PostingIndex.stored(_prefixed(state.arrays, "trigram."), k1=k1, b=b)
+    trigram = TrigramLayer.stored(chunks, _array(state.arrays, "trigram.keys"), trigram_index)
+    return Restored(chunks, warnings, porter, trigram)
+
+
+def _prefixed(arrays: Mapping[str, Any], prefix: str) -> dict[str, npt.NDArray[Any]]:
+    names = ("docs", "weights", "offsets", "doc_len")
+    return {name: _array(arrays, prefix + name) for name in names}
+
+
+def _array(arrays: Mapping[str, Any], name: str) -> npt.NDArray[Any]:
+    array = arrays.get(name)
+    if not isinstance(array, np.ndarray):
+        raise ValueError(f"array {name!r} is missing")
+    return array
+
+
+def _list(document: Mapping[str, Any], name: str) -> list[Any]:
+    value = document.get(name)
+    if not isinstance(value, list):
+        raise ValueError(f"{name!r} is not a list")
+    return value
+
+
+def _strings(document: Mapping[str, Any], name: str) -> list[str]:
+    values = _list(document, name)
+    if not all(isinstance(value, str) for value in values):
+        raise ValueError(f"{name!r} holds something other than strings")
+    return values
