@@ -8,10 +8,12 @@ import pytest
 
 from benchmarks.corpus import SCALES
 from benchmarks.ledger import Ledger
+from benchmarks.quality import RankerQuality, table_lines
 from benchmarks.workbench import Workbench
 
 LEDGER = pytest.StashKey[Ledger]()
 WORKBENCH = pytest.StashKey[Workbench]()
+QUALITY = pytest.StashKey[list[RankerQuality]]()
 
 
 def scale_list(value: str) -> list[str]:
@@ -38,6 +40,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[LEDGER] = Ledger()
     config.stash[WORKBENCH] = Workbench()
+    config.stash[QUALITY] = []
+    config.addinivalue_line("markers", "quality: retrieval quality on the shared IR collections")
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -63,6 +67,12 @@ def ledger(pytestconfig: pytest.Config) -> Ledger:
 
 
 @pytest.fixture(scope="session")
+def quality_table(pytestconfig: pytest.Config) -> list[RankerQuality]:
+    """The quality rows of this run, filled by the quality benchmark, shown at the end."""
+    return pytestconfig.stash[QUALITY]
+
+
+@pytest.fixture(scope="session")
 def workbench(pytestconfig: pytest.Config) -> Workbench:
     return pytestconfig.stash[WORKBENCH]
 
@@ -74,4 +84,11 @@ def pytest_terminal_summary(
     if len(lines) > 2:
         terminalreporter.section("qualbench performance: engine / FTS5, same run")
         for line in lines:
+            terminalreporter.write_line(line)
+    quality = config.stash[QUALITY]
+    if quality:
+        terminalreporter.section(
+            "qualbench quality: CISI and MEDLINE, engine vs plain bm25, same run"
+        )
+        for line in table_lines(quality):
             terminalreporter.write_line(line)
