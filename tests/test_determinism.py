@@ -52,9 +52,7 @@ MARKDOWN = [
         "md_009",
         "# Caching\n\nThe cache evicts least recently used entries first.",
         [
-            case(
-                "md_009_q1", "cache evicton policy", ["least recently used"], layer="fuzzy+" + RRF
-            ),
+            case("md_009_q1", "cache evicton", ["least recently used"], layer="fuzzy+" + RRF),
             case("md_009_q_neg", "anomalocaris opabinia", []),
         ],
     )

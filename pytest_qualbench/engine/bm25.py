@@ -50,6 +50,11 @@ def term_scores(term_idf: float, tf: Floats, norm: Floats, k1: float) -> Floats:
     return result
 
 
+def query_term_weight(query_frequency: int, k3: float) -> float:
+    """(k3 + 1) * qtf / (k3 + qtf): a term's weight by its count in the query (Robertson et al. 1994)."""
+    return (k3 + 1) * query_frequency / (k3 + query_frequency)
+
+
 def intersect_sorted(small: DocIds, large: DocIds) -> DocIds:
     """Ids in both ascending arrays, at the cost of a binary search per id of the smaller."""
     if len(small) > len(large):
@@ -213,8 +218,12 @@ class PostingIndex:
         """Documents holding at least one of the terms."""
         return union_sorted([self.postings(term)[0] for term in terms], self.size)
 
-    def scores(self, terms: Sequence[int], candidates: DocIds) -> Floats:
+    def scores(
+        self, terms: Sequence[int], candidates: DocIds, query_weights: Sequence[float] = ()
+    ) -> Floats:
         """BM25 of each candidate (ascending ids) for the terms, summed in term order.
+
+        `query_weights` scales each term's share (all 1 when not given).
 
         Two routes to the same sums: a binary search per candidate in each term's
         posting (cost ~ candidates * log posting), or, when that is dearer, a pass
@@ -223,13 +232,18 @@ class PostingIndex:
         where the pass is several times faster. Both add each candidate's term
         weights in term order, so the sums are bit for bit the same.
         """
-        postings = [self.postings(term) for term in terms if term != UNKNOWN_TERM]
-        search_cost = sum(len(candidates) * len(docs).bit_length() for docs, _ in postings)
-        if sum(len(docs) for docs, _ in postings) * SCAN_COST < search_cost:
+        weights_of = query_weights or [1.0] * len(terms)
+        postings = [
+            (*self.postings(term), weight)
+            for term, weight in zip(terms, weights_of, strict=True)
+            if term != UNKNOWN_TERM
+        ]
+        search_cost = sum(len(candidates) * len(docs).bit_length() for docs, _, _ in postings)
+        if sum(len(docs) for docs, _, _ in postings) * SCAN_COST < search_cost:
             every_doc: Floats = np.zeros(self.size, dtype=np.float64)
-            for docs, weights in postings:
+            for docs, weights, weight in postings:
                 tf = weights.astype(np.float64)
-                every_doc[docs] += term_scores(
+                every_doc[docs] += weight * term_scores(
                     idf(self.size, len(docs)), tf, self.norms[docs], self.k1
                 )
             scanned: Floats = every_doc[candidates]
@@ -238,10 +252,10 @@ class PostingIndex:
         if not len(candidates):
             return total
         norms = self.norms[candidates]
-        for docs, weights in postings:
+        for docs, weights, weight in postings:
             if not len(docs):
                 continue
             found = np.minimum(docs.searchsorted(candidates), len(docs) - 1)
             tf = np.where(docs[found] == candidates, weights[found].astype(np.float64), 0.0)
-            total += term_scores(idf(self.size, len(docs)), tf, norms, self.k1)
+            total += weight * term_scores(idf(self.size, len(docs)), tf, norms, self.k1)
         return total

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, get_args
 
 from pytest_qualbench.engine import chunking
-from pytest_qualbench.engine.analysis import query_words
+from pytest_qualbench.engine.analysis import STOPWORDS, query_words
 from pytest_qualbench.engine.types import (
     DEFAULT_KINDS,
     DEFAULT_LIMIT,
@@ -29,10 +29,12 @@ if TYPE_CHECKING:
     from pytest_qualbench.engine.trigram import TrigramLayer
 
 FUZZY_PREFIX = "fuzzy+"
-# Corrected results go before the primary ones: a correction is only made for a word
-# no chunk contains, so the primary results can at best match the query's other words
-# (the any-term fallback). docs/engine.md records the measurement behind this.
-FUZZY_PLACEMENT = "first"
+# eager: correct a query most of whose words no chunk holds, or one that finds fewer
+# than `limit` results, and put the corrected results first. fallback (the pipeline of
+# the engine the fixture format comes from): correct only a query that finds fewer than
+# `limit` results, and append the corrected results. docs/engine.md has the measurements.
+FuzzyMode = Literal["eager", "fallback"]
+FUZZY_MODES: tuple[FuzzyMode, ...] = get_args(FuzzyMode)
 
 
 @dataclass(frozen=True)
@@ -52,22 +54,31 @@ class Engine:
         *,
         k1: float = 1.2,
         b: float = 0.75,
+        k3: float = 8.0,
         title_weight: float = 2.0,
         rrf_k: int = 60,
         fusion_depth: int = 100,
+        trigram_full_weight_words: int = 8,
+        fuzzy: FuzzyMode = "eager",
     ) -> None:
+        if fuzzy not in FUZZY_MODES:
+            raise ValueError(f"fuzzy={fuzzy!r}: choose one of {', '.join(FUZZY_MODES)}")
         self.k1 = k1
         self.b = b
+        self.k3 = k3
         self.title_weight = title_weight
         self.rrf_k = rrf_k
         self.fusion_depth = fusion_depth
+        self.trigram_full_weight_words = trigram_full_weight_words
+        self.fuzzy = fuzzy
         self._chunks: tuple[Chunk, ...] = ()
         self._warnings: tuple[str, ...] = ()
         self._porter: PorterLayer | None = None
         self._trigram: TrigramLayer | None = None
         self._corrector: Corrector | None = None
-        # The latest query and its correction: `search` corrects every query, and a
-        # caller showing the correction (the plugin's failure message) asks right after.
+        # The latest query and its correction: whether a query is corrected depends on
+        # its results, and a caller showing the correction (the plugin's failure
+        # message) asks right after the search.
         self._latest_correction: tuple[str, str | None] | None = None
         self._kinds: tuple[str, ...] = ()
         self._visible_masks: dict[tuple[str, ...], Mask] = {}
@@ -81,26 +92,42 @@ class Engine:
             "porter": {
                 "bm25_k1": self.k1,
                 "bm25_b": self.b,
+                "bm25_k3": self.k3,
                 "idf": "log((N + 1) / df) (rank_bm25 BM25Plus, delta=0)",
                 "title_weight": self.title_weight,
                 "stemmer": "nltk PorterStemmer (NLTK_EXTENSIONS)",
                 "stopwords": "built-in English list, kept when every query term is one",
-                "match": "all terms, then any term",
+                "match": "chunks with all terms, then the rest with any term",
             },
             "trigram": {
                 "bm25_k1": self.k1,
                 "bm25_b": self.b,
                 "min_word_chars": 3,
-                "match": "every word as a case-insensitive substring, then any word",
+                "match": "chunks with every word as a case-insensitive substring, then any word",
             },
-            "fusion": {"method": "rrf", "rrf_k": self.rrf_k, "depth_per_layer": self.fusion_depth},
+            "fusion": {
+                "method": "weighted rrf",
+                "rrf_k": self.rrf_k,
+                "depth_per_layer": self.fusion_depth,
+                "trigram_weight": "1 up to trigram_full_weight_words words, then that / words",
+                "trigram_full_weight_words": self.trigram_full_weight_words,
+            },
             "fuzzy": {
                 "library": "rapidfuzz Levenshtein",
+                "mode": self.fuzzy,
                 "max_edits": "1 for <=4 chars, 2 for <=12, 3 longer",
                 "min_word_chars": 3,
-                "corrects": "query words absent from the vocabulary, stems and substrings",
+                "corrects": "query words absent from the vocabulary, stems and substrings;"
+                " never stopwords or numbers",
+                "vocabulary": "corpus words; no stopwords, no identifier-only parts under 5 chars",
+                "when": (
+                    "half or more of the query's non-stopwords are unknown, or fewer than"
+                    " limit results"
+                    if self.fuzzy == "eager"
+                    else "fewer than limit results"
+                ),
                 "ties": "higher document frequency, then alphabetical",
-                "placement": FUZZY_PLACEMENT,
+                "placement": "first" if self.fuzzy == "eager" else "after the primary results",
             },
             "chunking": {
                 "max_chunk_chars": chunking.MAX_CHUNK_CHARS,
@@ -129,7 +156,6 @@ class Engine:
 
     def index(self, entries: Sequence[Entry]) -> None:
         """Chunk and index all entries of one content type, replacing any earlier index."""
-        from pytest_qualbench.engine.fuzzy import Corrector
         from pytest_qualbench.engine.porter import PorterLayer
         from pytest_qualbench.engine.trigram import TrigramLayer
 
@@ -142,10 +168,11 @@ class Engine:
             chunks.extend(chunked.chunks)
             warnings.extend(chunked.warnings)
         renumbered = renumber(chunks)
-        porter = PorterLayer(renumbered, k1=self.k1, b=self.b, title_weight=self.title_weight)
+        porter = PorterLayer(
+            renumbered, k1=self.k1, b=self.b, k3=self.k3, title_weight=self.title_weight
+        )
         trigram = TrigramLayer(renumbered, k1=self.k1, b=self.b)
         self._set_index(renumbered, tuple(warnings), porter, trigram)
-        self._corrector = Corrector(porter.word_frequency)
 
     def _set_index(
         self,
@@ -154,12 +181,15 @@ class Engine:
         porter: PorterLayer,
         trigram: TrigramLayer,
     ) -> None:
+        from pytest_qualbench.engine.fuzzy import Corrector
+
         self._chunks = chunks
         self._warnings = warnings
         self._kinds = tuple(chunk.kind for chunk in chunks)
         self._visible_masks = {}
         self._porter = porter
         self._trigram = trigram
+        self._corrector = Corrector(porter.word_frequency, porter.identifier_parts)
         self._latest_correction = None
 
     def index_state(self) -> IndexState:
@@ -171,50 +201,82 @@ class Engine:
 
     def restore_index(self, state: IndexState) -> None:
         """Take an index `index_state` gave, as `index()` would have built it."""
-        from pytest_qualbench.engine.fuzzy import Corrector
         from pytest_qualbench.engine.snapshot import restored
 
-        parts = restored(state, k1=self.k1, b=self.b)
+        parts = restored(state, k1=self.k1, b=self.b, k3=self.k3)
         self._set_index(parts.chunks, parts.warnings, parts.porter, parts.trigram)
-        self._corrector = Corrector(parts.porter.word_frequency)
 
     def search(
         self, query: str, *, limit: int = DEFAULT_LIMIT, kinds: Iterable[str] = DEFAULT_KINDS
     ) -> list[Result]:
         """At most `limit` results, best first, from chunks of the given source kinds."""
+        self._latest_correction = (query, None)
         if limit <= 0 or not self._chunks or not query.strip():
             return []
         visible = self._visible(kinds)
         depth = max(limit, self.fusion_depth)
-        corrected = self.corrected_query(query)
-        if corrected is None:
-            ranked = self._ranked(query, visible, depth)
+        if self.fuzzy == "eager":
+            ranked = self._eager(query, visible, depth, limit)
         else:
-            ranked = [
-                Ranked(item.doc, item.score, FUZZY_PREFIX + item.layer)
-                for item in self._ranked(corrected, visible, depth)
-            ]
-            # The primary results only follow the corrected ones: when those fill the
-            # limit, the typo's own (any-word fallback) search would be thrown away.
-            if len(first_per_doc(ranked)) < limit:
-                ranked += self._ranked(query, visible, depth)
+            ranked = self._fallback(query, visible, depth, limit)
         return [self._result(item) for item in first_per_doc(ranked)[:limit]]
 
     def corrected_query(self, query: str) -> str | None:
-        """The query with each unknown word (3+ chars) corrected; None when none was."""
-        if self._corrector is None:
-            return None
+        """The correction the latest search of `query` made (searching it if it was not the
+        latest, with the default limit and kinds); None when it made none."""
         if self._latest_correction is None or self._latest_correction[0] != query:
-            words = query_words(query)
-            corrected = [self._correct(word) for word in words]
-            self._latest_correction = (query, " ".join(corrected) if corrected != words else None)
+            self.search(query)
+        assert self._latest_correction is not None
         return self._latest_correction[1]
 
-    def _correct(self, word: str) -> str:
+    def _eager(self, query: str, visible: Mask, depth: int, limit: int) -> list[Ranked]:
+        """Corrected results first, for a query half or more of whose non-stopwords are unknown.
+
+        A query most of whose words the corpus knows already says what it wants: an
+        unknown word among them is more often a real word the corpus lacks than a typo.
+        """
+        words = [word for word in query_words(query) if word not in STOPWORDS]
+        unknown = [word for word in words if not self._known(word)]
+        corrected = self._corrected(query) if unknown and 2 * len(unknown) >= len(words) else None
+        self._latest_correction = (query, corrected)
+        if corrected is None:
+            return self._ranked(query, visible, depth)
+        ranked = self._fuzzy_ranked(corrected, visible, depth)
+        # The primary results only follow the corrected ones: when those fill the
+        # limit, the typo's own (any-word fallback) search would be thrown away.
+        if len(first_per_doc(ranked)) < limit:
+            ranked += self._ranked(query, visible, depth)
+        return ranked
+
+    def _fallback(self, query: str, visible: Mask, depth: int, limit: int) -> list[Ranked]:
+        """The primary results, then corrected ones when those are fewer than `limit`.
+
+        A result both find keeps its primary label: it comes first.
+        """
+        ranked = self._ranked(query, visible, depth)
+        corrected = self._corrected(query) if len(ranked) < limit else None
+        self._latest_correction = (query, corrected)
+        if corrected is not None:
+            ranked += self._fuzzy_ranked(corrected, visible, depth)
+        return ranked
+
+    def _corrected(self, query: str) -> str | None:
+        """The query's words, each unknown non-stopword corrected; None when none changed."""
         assert self._corrector is not None
-        if self._known(word):
-            return word
-        return self._corrector.correct(word) or word
+        words = query_words(query)
+        corrected = [
+            word
+            if word in STOPWORDS or self._known(word)
+            else self._corrector.correct(word) or word
+            for word in words
+        ]
+        return " ".join(corrected) if corrected != words else None
+
+    def _fuzzy_ranked(self, corrected: str, visible: Mask, depth: int) -> list[Ranked]:
+        return [
+            Ranked(item.doc, item.score, FUZZY_PREFIX + item.layer)
+            for item in self._ranked(corrected, visible, depth)
+        ]
 
     def _known(self, word: str) -> bool:
         assert self._porter is not None and self._trigram is not None
@@ -229,12 +291,14 @@ class Engine:
         return self._visible_masks[wanted]
 
     def _ranked(self, query: str, visible: Mask, depth: int) -> list[Ranked]:
-        from pytest_qualbench.engine.fusion import fuse
+        from pytest_qualbench.engine.fusion import fuse, trigram_weight
 
         assert self._porter is not None and self._trigram is not None
         layers = (self._porter, self._trigram)
         rankings = [(layer.name, layer.search(query, visible, depth).tolist()) for layer in layers]
-        fused: list[Fused] = fuse(rankings, self.rrf_k)
+        words = len(self._trigram.query_words(query))
+        weights = (1.0, trigram_weight(words, self.trigram_full_weight_words))
+        fused: list[Fused] = fuse(rankings, self.rrf_k, weights)
         return [Ranked(item.doc, item.score, item.label) for item in fused]
 
     def _result(self, item: Ranked) -> Result:

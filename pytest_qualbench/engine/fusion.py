@@ -13,6 +13,15 @@ def rrf_contribution(rank: int, k: int = RRF_K) -> float:
     return 1.0 / (k + rank)
 
 
+def trigram_weight(words: int, full_weight_words: int) -> float:
+    """The trigram ranking's RRF weight: 1 up to `full_weight_words` words, then falling as 1/words.
+
+    A long query's trigrams match nearly every chunk somewhere, so that ranking says
+    little more than the porter one; weighing it fully drowns the porter ranking.
+    """
+    return 1.0 if words <= full_weight_words else full_weight_words / words
+
+
 def layer_label(layers: Sequence[str]) -> str:
     """`porter`, `trigram`, or `rrf(porter+trigram)` when several layers found the result."""
     return layers[0] if len(layers) == 1 else f"rrf({'+'.join(layers)})"
@@ -31,13 +40,21 @@ class Fused:
         return layer_label(self.layers)
 
 
-def fuse(rankings: Sequence[tuple[str, Sequence[int]]], k: int = RRF_K) -> list[Fused]:
-    """Sum each doc's RRF shares over the layers; ties keep doc-id (source, position) order."""
+def fuse(
+    rankings: Sequence[tuple[str, Sequence[int]]],
+    k: int = RRF_K,
+    weights: Sequence[float] = (),
+) -> list[Fused]:
+    """Sum each doc's RRF shares over the layers; ties keep doc-id (source, position) order.
+
+    `weights` scales each ranking's shares (weighted RRF; all 1 when not given).
+    """
     scores: dict[int, float] = {}
     layers: dict[int, list[str]] = {}
-    for layer, ranking in rankings:
+    for position, (layer, ranking) in enumerate(rankings):
+        weight = weights[position] if weights else 1.0
         for rank, doc in enumerate(ranking, start=1):
-            scores[doc] = scores.get(doc, 0.0) + rrf_contribution(rank, k)
+            scores[doc] = scores.get(doc, 0.0) + weight * rrf_contribution(rank, k)
             layers.setdefault(doc, []).append(layer)
     fused = [Fused(doc, scores[doc], tuple(layers[doc])) for doc in scores]
     fused.sort(key=lambda item: (-item.score, item.doc))

@@ -4,11 +4,22 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Mapping
+from collections.abc import Set as AbstractSet
 
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
+from pytest_qualbench.engine.analysis import STOPWORDS
+
 MIN_WORD_CHARS = 3
+MIN_PART_CHARS = 5
+
+
+def is_correction(word: str, identifier_parts: AbstractSet[str]) -> bool:
+    """Whether a vocabulary word may be a correction: no stopword, no identifier fragment."""
+    if word in STOPWORDS or len(word) < MIN_WORD_CHARS:
+        return False
+    return word not in identifier_parts or len(word) >= MIN_PART_CHARS
 
 
 def max_edits(word: str) -> int:
@@ -21,19 +32,33 @@ def max_edits(word: str) -> int:
 
 
 class Corrector:
-    """Nearest vocabulary word within `max_edits`; ties by higher document frequency, then A-Z."""
+    """Nearest vocabulary word within `max_edits`; ties by higher document frequency, then A-Z.
 
-    def __init__(self, word_frequency: Mapping[str, int]) -> None:
+    A stopword is never a correction: it carries no meaning a query could have meant.
+    Nor is an identifier fragment, a part of fewer than MIN_PART_CHARS characters that
+    the corpus only has inside identifiers: those are abbreviations (`cert` of
+    DB_SSL_CERT, `cfg`, `utc`) that nobody types as a word, and short enough for the
+    edit budget to reach them from unrelated words (`cerata` is 2 edits from `cert`).
+    Longer parts are words (`uptime` of uptime_seconds) and stay correctable.
+    """
+
+    def __init__(
+        self, word_frequency: Mapping[str, int], identifier_parts: AbstractSet[str] = frozenset()
+    ) -> None:
         self.word_frequency = word_frequency
         # By length first: the words of a range of lengths are one slice.
         self.choices = sorted(
-            (w for w in word_frequency if len(w) >= MIN_WORD_CHARS), key=lambda w: (len(w), w)
+            (word for word in word_frequency if is_correction(word, identifier_parts)),
+            key=lambda w: (len(w), w),
         )
         self.memo: dict[str, str | None] = {}
 
     def correct(self, word: str) -> str | None:
-        """The correction of a word absent from the vocabulary, or None when nothing is close."""
-        if len(word) < MIN_WORD_CHARS:
+        """The correction of a word absent from the vocabulary, or None when nothing is close.
+
+        A word with a digit is left alone: 1979 is no misspelling of 1969.
+        """
+        if len(word) < MIN_WORD_CHARS or any(char.isdigit() for char in word):
             return None
         if word not in self.memo:
             self.memo[word] = self.nearest(word)

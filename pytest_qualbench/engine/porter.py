@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import itertools
 from array import array
+from collections import Counter
 from collections.abc import Sequence
 
 import numpy as np
 
 from pytest_qualbench.engine.analysis import STOPWORDS, query_terms, raw_words, stem, word_tokens
-from pytest_qualbench.engine.bm25 import UNKNOWN_TERM, DocIds, Floats, Mask, PostingIndex
+from pytest_qualbench.engine.bm25 import (
+    UNKNOWN_TERM,
+    DocIds,
+    Floats,
+    Mask,
+    PostingIndex,
+    query_term_weight,
+)
 from pytest_qualbench.engine.ranking import top
 from pytest_qualbench.engine.types import Chunk
 
@@ -77,13 +85,14 @@ def weighted_pairs(
 
 
 class PorterLayer:
-    """Stemmed-term BM25; all query terms required first, any term if that finds nothing."""
+    """Stemmed-term BM25; chunks holding every query term first, then any term."""
 
     name = "porter"
 
     def __init__(
-        self, chunks: Sequence[Chunk], *, k1: float, b: float, title_weight: float
+        self, chunks: Sequence[Chunk], *, k1: float, b: float, k3: float, title_weight: float
     ) -> None:
+        self.k3 = k3
         doc_count = max(len(chunks), 1)
         words = Vocabulary()
         token_ids = WordTokenIds(words)
@@ -95,6 +104,10 @@ class PorterLayer:
         frequency = np.bincount(word_pairs // doc_count, minlength=len(words)).tolist()
         # Surface words and their document frequency: the vocabulary fuzzy correction uses.
         self.word_frequency: dict[str, int] = dict(zip(words, frequency, strict=True))
+        # Tokens seen only as a part of an identifier (`cert` of DB_SSL_CERT), never as a
+        # word of their own: fuzzy correction is wary of them.
+        whole = {ids[0] for ids in token_ids.values() if ids}
+        self.identifier_parts = frozenset(word for word, id_ in words.items() if id_ not in whole)
         self.term_ids: dict[str, int] = {}
         # Stemming each distinct word once, not each token, is most of the build's saving.
         term_of_word = np.array(
@@ -126,11 +139,19 @@ class PorterLayer:
 
     @classmethod
     def stored(
-        cls, word_frequency: dict[str, int], term_ids: dict[str, int], index: PostingIndex
+        cls,
+        word_frequency: dict[str, int],
+        identifier_parts: frozenset[str],
+        term_ids: dict[str, int],
+        index: PostingIndex,
+        *,
+        k3: float,
     ) -> PorterLayer:
         """The layer made again from what a build left (see `engine.snapshot`)."""
         layer = cls.__new__(cls)
+        layer.k3 = k3
         layer.word_frequency = word_frequency
+        layer.identifier_parts = identifier_parts
         layer.term_ids = term_ids
         layer.index = index
         return layer
@@ -140,12 +161,24 @@ class PorterLayer:
         return word in self.word_frequency or stem(word) in self.term_ids
 
     def search(self, query: str, visible: Mask, depth: int) -> DocIds:
-        """Ranked doc ids among the visible ones."""
-        distinct = dict.fromkeys(query_terms(query))
-        terms = [self.term_ids.get(term, UNKNOWN_TERM) for term in distinct]
-        candidates = self.index.docs_with_all(terms)
-        candidates = candidates[visible[candidates]]
-        if not len(candidates):
-            candidates = self.index.docs_with_any(terms)
-            candidates = candidates[visible[candidates]]
-        return top(candidates, self.index.scores(terms, candidates), depth)
+        """Ranked visible doc ids: those holding every query term, then those holding any.
+
+        A query term repeated in the query weighs more (Robertson's k3 component):
+        a long request names what it is about more than once.
+        """
+        counts = Counter(self.term_ids.get(term, UNKNOWN_TERM) for term in query_terms(query))
+        terms = list(counts)
+        weights = [query_term_weight(counts[term], self.k3) for term in terms]
+        every = self.index.docs_with_all(terms)
+        every = every[visible[every]]
+        ranked = top(every, self.index.scores(terms, every, weights), depth)
+        if len(ranked) == depth:
+            return ranked
+        # Too few hold every term (one distractor can): the rest come from the any-term
+        # ranking, so the other relevant chunks still reach the list.
+        rest = np.setdiff1d(self.index.docs_with_any(terms), every, assume_unique=True)
+        rest = rest[visible[rest]]
+        filled: DocIds = np.concatenate(
+            (ranked, top(rest, self.index.scores(terms, rest, weights), depth - len(ranked)))
+        )
+        return filled

@@ -76,11 +76,12 @@ def index_state(
         # Both in id (insertion) order, so the dictionaries come back identical.
         "porter_words": list(porter.word_frequency),
         "porter_terms": list(porter.term_ids),
+        "porter_identifier_parts": sorted(porter.identifier_parts),
     }
     return IndexState(arrays=arrays, document=document)
 
 
-def restored(state: IndexState, *, k1: float, b: float) -> Restored:
+def restored(state: IndexState, *, k1: float, b: float, k3: float) -> Restored:
     """The engine's indexed state from `index_state`'s output; ValueError when malformed."""
     document = state.document
     if document.get("format") != FORMAT:
@@ -89,6 +90,7 @@ def restored(state: IndexState, *, k1: float, b: float) -> Restored:
     warnings = tuple(_strings(document, "warnings"))
     words = _strings(document, "porter_words")
     terms = _strings(document, "porter_terms")
+    identifier_parts = frozenset(_strings(document, "porter_identifier_parts"))
     frequency = _array(state.arrays, "porter.word_frequency")
     if frequency.dtype != np.int64 or frequency.shape != (len(words),):
         raise ValueError("porter word frequencies do not match the words")
@@ -97,8 +99,10 @@ def restored(state: IndexState, *, k1: float, b: float) -> Restored:
         raise ValueError("porter postings do not match the terms or the chunks")
     porter = PorterLayer.stored(
         dict(zip(words, frequency.tolist(), strict=True)),
+        identifier_parts,
         {term: term_id for term_id, term in enumerate(terms)},
         porter_index,
+        k3=k3,
     )
     trigram_index = PostingIndex.stored(_prefixed(state.arrays, "trigram."), k1=k1, b=b)
     trigram = TrigramLayer.stored(chunks, _array(state.arrays, "trigram.keys"), trigram_index)

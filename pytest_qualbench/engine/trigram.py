@@ -167,9 +167,14 @@ class TrigramLayer:
         candidates = self.index.docs_with_all(self.term_ids(word))
         return any(holds(folded_fields(self.chunks[doc]), word) for doc in candidates.tolist())
 
+    @staticmethod
+    def query_words(query: str) -> list[str]:
+        """The distinct folded query words of 3+ characters: what this layer matches."""
+        return [word for word in query_words(query) if len(word) >= MIN_WORD_CHARS]
+
     def search(self, query: str, visible: Mask, depth: int) -> DocIds:
         """Ranked doc ids among the visible ones."""
-        words = [word for word in query_words(query) if len(word) >= MIN_WORD_CHARS]
+        words = self.query_words(query)
         if not words:
             return np.empty(0, dtype=np.int64)
         terms = list(dict.fromkeys(term for word in words for term in self.term_ids(word)))

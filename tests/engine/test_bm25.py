@@ -17,6 +17,7 @@ from pytest_qualbench.engine.bm25 import (
     idf,
     intersect_sorted,
     length_norms,
+    query_term_weight,
     term_scores,
     union_sorted,
 )
@@ -104,7 +105,7 @@ def test_porter_layer_with_title_weight_two_equals_rank_bm25_with_title_twice(qu
         Chunk(text=text, title=title, source="s", kind="durable", position=position)
         for position, (text, title) in enumerate(zip(DOCS, TITLES, strict=True))
     ]
-    layer = PorterLayer(chunks, k1=1.2, b=0.75, title_weight=2.0)
+    layer = PorterLayer(chunks, k1=1.2, b=0.75, k3=8.0, title_weight=2.0)
     # A title weight of 2 is the title's terms counted twice, in tf and in length.
     corpus = [
         index_terms(text) + 2 * index_terms(title) for text, title in zip(DOCS, TITLES, strict=True)
@@ -167,3 +168,20 @@ def test_union_sorted_equals_numpy_unique(lists: list[list[int]]) -> None:
     arrays = [np.array(sorted(ids), dtype=np.int64) for ids in lists]
     expected = np.unique(np.concatenate(arrays)) if arrays else np.empty(0, dtype=np.int64)
     assert union_sorted(arrays, 20).tolist() == expected.tolist()
+
+
+def test_query_term_weight_saturates_with_k3() -> None:
+    assert query_term_weight(1, 8.0) == 1.0
+    assert query_term_weight(2, 8.0) == 9 * 2 / 10
+    assert query_term_weight(3, 0.0) == 1.0
+
+
+def test_query_weights_scale_each_terms_share() -> None:
+    index = PostingIndex(
+        [0, 0, 1], [0, 1, 1], [1, 2, 1], term_count=2, doc_lengths=[1, 3], k1=1.2, b=0.75
+    )
+    candidates = np.array([0, 1])
+    plain = index.scores([0, 1], candidates)
+    doubled = index.scores([0, 1], candidates, [2.0, 1.0])
+    only_second = index.scores([1], candidates)
+    assert np.allclose(doubled, 2 * plain - only_second)

@@ -78,13 +78,75 @@ def test_typo_is_corrected_and_its_results_come_first(markdown_engine: Engine) -
     assert "configuration" in results[0].text.lower()
 
 
-def test_correction_leads_a_query_that_also_has_known_words(markdown_engine: Engine) -> None:
+def test_correction_leads_a_query_half_of_whose_words_are_unknown(
+    markdown_engine: Engine,
+) -> None:
     assert markdown_engine.corrected_query("service cnofiguration") == "service configuration"
     results = markdown_engine.search("service cnofiguration")
     assert first_rank(results, "service configuration") == 1
     assert results[0].layer == "fuzzy+rrf(porter+trigram)"
-    unlabeled = [r for r in results if r.layer and not r.layer.startswith("fuzzy+")]
-    assert unlabeled, "primary results for the known word still follow"
+
+
+def test_eager_leaves_an_unknown_word_among_mostly_known_ones(markdown_engine: Engine) -> None:
+    # One unknown word of four: a real word the corpus lacks more often than a typo.
+    query = "redis session tokens expiry"
+    assert markdown_engine.corrected_query(query) is None
+    assert all(
+        r.layer is not None and "fuzzy" not in r.layer for r in markdown_engine.search(query)
+    )
+
+
+def test_fallback_appends_corrected_results_and_keeps_primary_labels(
+    make_entry: MakeEntry,
+) -> None:
+    engine = Engine(fuzzy="fallback")
+    engine.index([make_entry(entry_id, "markdown", text) for entry_id, text in MARKDOWN])
+    results = engine.search("service cnofiguration", kinds=ALL_KINDS)
+    assert engine.corrected_query("service cnofiguration") == "service configuration"
+    layers = [r.layer or "" for r in results]
+    primary = [layer for layer in layers if not layer.startswith("fuzzy+")]
+    assert primary and layers[: len(primary)] == primary, "primary results come first"
+    assert any(layer.startswith("fuzzy+") for layer in layers), "corrected results follow"
+    # The chunk both find ("service configuration") keeps its primary label.
+    rank = first_rank(results, "service configuration")
+    assert rank is not None and not layers[rank - 1].startswith("fuzzy+")
+
+
+def test_fallback_corrects_only_when_results_are_too_few(make_entry: MakeEntry) -> None:
+    engine = Engine(fuzzy="fallback")
+    engine.index([make_entry(entry_id, "markdown", text) for entry_id, text in MARKDOWN])
+    top = engine.search("service cnofiguration", limit=1, kinds=ALL_KINDS)[0]
+    assert top.layer is not None and not top.layer.startswith("fuzzy+")
+    assert engine.corrected_query("service cnofiguration") is None
+    engine.search("cnofiguration", limit=1, kinds=ALL_KINDS)
+    assert engine.corrected_query("cnofiguration") == "configuration"
+
+
+def test_unknown_fuzzy_mode_is_refused() -> None:
+    with pytest.raises(ValueError, match="eager, fallback"):
+        Engine(fuzzy="sometimes")  # type: ignore[arg-type]
+
+
+def test_a_distractor_holding_every_term_does_not_hide_the_rest(make_entry: MakeEntry) -> None:
+    documents = [
+        ("n_001", "retry budget exhausted: retry the payment later"),
+        ("n_002", "Fix: raise the retry limit in payments.yaml"),
+        ("n_003", "Fix: the budget alarm fires before the limit"),
+    ]
+    engine = engine_for(make_entry, "plaintext", documents)
+    results = engine.search("retry budget", kinds=ALL_KINDS)
+    assert first_rank(results, "retry budget exhausted") == 1
+    assert first_rank(results, "raise the retry limit") is not None
+    assert first_rank(results, "budget alarm") is not None
+
+
+def test_stopwords_numbers_and_identifier_fragments_are_never_corrections(
+    make_entry: MakeEntry,
+) -> None:
+    engine = engine_for(make_entry, "plaintext", [("c_001", "set DB_SSL_CERT in 1969 when")])
+    assert engine.corrected_query("cerata") is None
+    assert engine.corrected_query("1979") is None
+    assert engine.corrected_query("whem") is None
 
 
 def test_known_words_are_not_corrected(markdown_engine: Engine) -> None:
@@ -214,7 +276,16 @@ def test_config_names_every_constant(markdown_engine: Engine) -> None:
     assert isinstance(porter, dict)
     assert porter["bm25_k1"] == 1.5
     assert porter["title_weight"] == 2.0
-    assert config["fusion"] == {"method": "rrf", "rrf_k": 60, "depth_per_layer": 100}
+    assert porter["bm25_k3"] == 8.0
+    fusion = config["fusion"]
+    assert isinstance(fusion, dict)
+    assert fusion["rrf_k"] == 60
+    assert fusion["depth_per_layer"] == 100
+    assert fusion["trigram_full_weight_words"] == 8
+    fuzzy = config["fuzzy"]
+    assert isinstance(fuzzy, dict)
+    assert fuzzy["mode"] == "eager"
+    assert Engine(fuzzy="fallback").config["fuzzy"] != fuzzy
     json.dumps(config)
 
 

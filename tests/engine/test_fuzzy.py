@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rapidfuzz.distance import Levenshtein
 
-from pytest_qualbench.engine.fuzzy import MIN_WORD_CHARS, Corrector, max_edits
+from pytest_qualbench.engine.fuzzy import MIN_WORD_CHARS, Corrector, is_correction, max_edits
 
 
 @pytest.mark.parametrize(
@@ -64,3 +64,20 @@ def test_agrees_with_a_search_of_the_whole_vocabulary(
     ]
     expected = min(within)[2] if within else None
     assert Corrector(word_frequency).nearest(word) == expected
+
+
+def test_stopwords_and_short_identifier_parts_are_no_corrections() -> None:
+    parts = frozenset({"cert", "uptime"})
+    assert not is_correction("when", parts)
+    assert not is_correction("cert", parts)
+    assert is_correction("uptime", parts)
+    assert is_correction("cert", frozenset())
+    corrector = Corrector({"cert": 1, "when": 9, "uptime": 1}, parts)
+    assert corrector.correct("cerata") is None
+    assert corrector.correct("whem") is None
+    assert corrector.correct("uptme") == "uptime"
+
+
+def test_a_word_with_a_digit_is_left_alone() -> None:
+    assert Corrector({"1969": 5, "v1969": 5}).correct("1979") is None
+    assert Corrector({"v1969": 5}).correct("v1979") is None
