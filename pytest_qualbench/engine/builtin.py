@@ -240,12 +240,12 @@ class Engine:
         corrected = self._corrected(query) if unknown and 2 * len(unknown) >= len(words) else None
         self._latest_correction = (query, corrected)
         if corrected is None:
-            return self._ranked(query, visible, depth)
-        ranked = self._fuzzy_ranked(corrected, visible, depth)
+            return self._ranked(query, visible, depth, limit)
+        ranked = self._fuzzy_ranked(corrected, visible, depth, limit)
         # The primary results only follow the corrected ones: when those fill the
         # limit, the typo's own (any-word fallback) search would be thrown away.
         if len(first_per_doc(ranked)) < limit:
-            ranked += self._ranked(query, visible, depth)
+            ranked += self._ranked(query, visible, depth, limit)
         return ranked
 
     def _fallback(self, query: str, visible: Mask, depth: int, limit: int) -> list[Ranked]:
@@ -253,11 +253,11 @@ class Engine:
 
         A result both find keeps its primary label: it comes first.
         """
-        ranked = self._ranked(query, visible, depth)
+        ranked = self._ranked(query, visible, depth, limit)
         corrected = self._corrected(query) if len(ranked) < limit else None
         self._latest_correction = (query, corrected)
         if corrected is not None:
-            ranked += self._fuzzy_ranked(corrected, visible, depth)
+            ranked += self._fuzzy_ranked(corrected, visible, depth, limit)
         return ranked
 
     def _corrected(self, query: str) -> str | None:
@@ -272,10 +272,10 @@ class Engine:
         ]
         return " ".join(corrected) if corrected != words else None
 
-    def _fuzzy_ranked(self, corrected: str, visible: Mask, depth: int) -> list[Ranked]:
+    def _fuzzy_ranked(self, corrected: str, visible: Mask, depth: int, limit: int) -> list[Ranked]:
         return [
             Ranked(item.doc, item.score, FUZZY_PREFIX + item.layer)
-            for item in self._ranked(corrected, visible, depth)
+            for item in self._ranked(corrected, visible, depth, limit)
         ]
 
     def _known(self, word: str) -> bool:
@@ -290,15 +290,19 @@ class Engine:
             self._visible_masks[wanted] = np.isin(self._kinds, wanted)
         return self._visible_masks[wanted]
 
-    def _ranked(self, query: str, visible: Mask, depth: int) -> list[Ranked]:
+    def _ranked(self, query: str, visible: Mask, depth: int, limit: int) -> list[Ranked]:
         from pytest_qualbench.engine.fusion import fuse, trigram_weight
 
         assert self._porter is not None and self._trigram is not None
-        layers = (self._porter, self._trigram)
-        rankings = [(layer.name, layer.search(query, visible, depth).tolist()) for layer in layers]
+        rankings = [
+            (self._porter.name, self._porter.search(query, visible, depth, fill_below=limit)),
+            (self._trigram.name, self._trigram.search(query, visible, depth)),
+        ]
         words = len(self._trigram.query_words(query))
         weights = (1.0, trigram_weight(words, self.trigram_full_weight_words))
-        fused: list[Fused] = fuse(rankings, self.rrf_k, weights)
+        fused: list[Fused] = fuse(
+            [(name, ranking.tolist()) for name, ranking in rankings], self.rrf_k, weights
+        )
         return [Ranked(item.doc, item.score, item.label) for item in fused]
 
     def _result(self, item: Ranked) -> Result:

@@ -85,7 +85,7 @@ def weighted_pairs(
 
 
 class PorterLayer:
-    """Stemmed-term BM25; chunks holding every query term first, then any term."""
+    """Stemmed-term BM25; chunks holding every query term, filled up from any term."""
 
     name = "porter"
 
@@ -160,8 +160,9 @@ class PorterLayer:
         """True when the folded word, or its stem, occurs in some chunk."""
         return word in self.word_frequency or stem(word) in self.term_ids
 
-    def search(self, query: str, visible: Mask, depth: int) -> DocIds:
-        """Ranked visible doc ids: those holding every query term, then those holding any.
+    def search(self, query: str, visible: Mask, depth: int, *, fill_below: int) -> DocIds:
+        """Ranked visible doc ids: those holding every query term; when fewer than
+        `fill_below` do, the rest of `depth` from those holding any.
 
         A query term repeated in the query weighs more (Robertson's k3 component):
         a long request names what it is about more than once.
@@ -172,10 +173,10 @@ class PorterLayer:
         every = self.index.docs_with_all(terms)
         every = every[visible[every]]
         ranked = top(every, self.index.scores(terms, every, weights), depth)
-        if len(ranked) == depth:
+        if len(ranked) >= fill_below:
             return ranked
-        # Too few hold every term (one distractor can): the rest come from the any-term
-        # ranking, so the other relevant chunks still reach the list.
+        # Too few hold every term to fill the result list (one distractor can): the
+        # any-term ranking fills it, so the other relevant chunks still reach the list.
         rest = np.setdiff1d(self.index.docs_with_any(terms), every, assume_unique=True)
         rest = rest[visible[rest]]
         filled: DocIds = np.concatenate(
