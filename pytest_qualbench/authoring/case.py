@@ -1,0 +1,209 @@
+"""`qualbench case`: check a new case, run it through the engine, append it to its entry.
+
+The refusals are the mistakes that make a case lie: a needle that is not in its
+entry (the case can never pass), a needle another entry shares (a wrong result
+counts as relevant), and a negative query the corpus can answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from pytest_qualbench.authoring.fixture_lines import (
+    AuthoringError,
+    RawLine,
+    encode_entry,
+    next_case_id,
+    read_lines,
+)
+from pytest_qualbench.authoring.probe import Probe, judged_as, probe
+from pytest_qualbench.fixtures import BASE_LAYERS, NEGATIVE_LAYER, Case, Entry, FixtureSet
+from pytest_qualbench.lint import needle_weakness
+from pytest_qualbench.runner import EngineFactory
+
+# docs/writing-fixtures.md: 3 for a precise query; JSON key-path chunks rank close
+# together, so 5 there.
+DEFAULT_CEILINGS = {"json": 5}
+DEFAULT_CEILING = 3
+# The layer a draft without a relevant result gets; its layer check then fails visibly.
+FALLBACK_LAYER = BASE_LAYERS[2]
+TRIGRAMS_SHOWN = 5
+
+
+@dataclass(frozen=True)
+class CaseDraft:
+    """The case as it will be written, the engine's answer to it, and the file's new lines."""
+
+    case_id: str
+    probe: Probe
+    lines: tuple[bytes, ...]
+    warnings: tuple[str, ...]
+
+
+def plan_case(
+    target: Path,
+    entry_id: str,
+    query: str,
+    needles: Sequence[str],
+    fixture_set: FixtureSet,
+    engine_factory: EngineFactory,
+    *,
+    ceiling: int | None = None,
+    layer: str | None = None,
+    negative: bool = False,
+    limit: int = 10,
+) -> CaseDraft:
+    """Check and probe the case; AuthoringError (exit 2) says why it is refused.
+
+    `fixture_set` holds the target file and every other file of the benchmark: the
+    corpus the case will be judged over.
+    """
+    lines = read_lines(target)
+    index = _entry_line(lines, entry_id, target)
+    entry = _loaded_entry(fixture_set, entry_id, target, index)
+    _check_arguments(query, needles, negative, ceiling, layer)
+    corpus = fixture_set.entries(entry.content_type)
+    if negative:
+        _refuse_shared_trigrams(query, corpus)
+    else:
+        _refuse_misplaced_needles(needles, entry, fixture_set.entries())
+    raw = dict(lines[index].entry or {})
+    taken = [str(case.get("case_id")) for case in raw.get("cases", []) if isinstance(case, dict)]
+    taken += [case.case_id for case in fixture_set.cases()]
+    case_id = next_case_id(entry.id, taken, negative=negative)
+    draft = Case(
+        case_id=case_id,
+        query=query,
+        needles=tuple(needles),
+        expected_layer=NEGATIVE_LAYER if negative else layer or FALLBACK_LAYER,
+        expected_rank_ceiling=0
+        if negative
+        else ceiling
+        if ceiling is not None
+        else DEFAULT_CEILINGS.get(entry.content_type, DEFAULT_CEILING),
+        entry_id=entry.id,
+        content_type=entry.content_type,
+        path=entry.path,
+        line=entry.line,
+    )
+    found = probe(draft, fixture_set, engine_factory, limit)
+    if negative and found.results:
+        raise AuthoringError(
+            f"the negative query {query!r} returns {len(found.results)} result(s) from the "
+            f"engine; a negative case passes only when nothing comes back"
+        )
+    if layer is None and not negative and found.record.layer is not None:
+        # Record the layer the engine does use, measured, not a hoped-for one.
+        found = judged_as(found, _with_layer(draft, found.record.layer))
+    raw["cases"] = [*raw.get("cases", []), _case_json(found.case)]
+    new_lines = [line.data for line in lines]
+    new_lines[index] = _encoded_like(raw, lines[index].data)
+    warnings = [
+        f"needle {needle!r} {weakness}"
+        for needle in needles
+        if (weakness := needle_weakness(needle)) is not None
+    ]
+    return CaseDraft(case_id, found, tuple(new_lines), tuple(warnings))
+
+
+def _entry_line(lines: Sequence[RawLine], entry_id: str, target: Path) -> int:
+    for index, line in enumerate(lines):
+        if line.entry is not None and line.entry.get("id") == entry_id:
+            return index
+    ids = [str(line.entry.get("id")) for line in lines if line.entry is not None]
+    shown = ", ".join(ids[-5:]) if ids else "none"
+    raise AuthoringError(f"{target}: no entry {entry_id!r} (entries: {shown})")
+
+
+def _loaded_entry(fixture_set: FixtureSet, entry_id: str, target: Path, index: int) -> Entry:
+    for entry in fixture_set.entries():
+        if entry.id == entry_id:
+            return entry
+    raise AuthoringError(
+        f"{target}:{index + 1}: entry {entry_id!r} does not load; `qualbench lint {target}` says why"
+    )
+
+
+def _check_arguments(
+    query: str, needles: Sequence[str], negative: bool, ceiling: int | None, layer: str | None
+) -> None:
+    if not query.strip():
+        raise AuthoringError("the query is empty")
+    if negative and (needles or ceiling or layer):
+        raise AuthoringError("a negative case has no --needle, --ceiling or --layer")
+    if not negative and not needles:
+        raise AuthoringError("give at least one --needle (or --negative for a negative case)")
+    for needle in needles:
+        if not needle.strip():
+            raise AuthoringError("a needle is empty")
+        if "\n" in needle or "\r" in needle:
+            raise AuthoringError(f"needle {needle!r} spans lines; chunkers may break between lines")
+
+
+def _refuse_misplaced_needles(
+    needles: Sequence[str], entry: Entry, entries: Sequence[Entry]
+) -> None:
+    for needle in needles:
+        if needle not in entry.haystack:
+            raise AuthoringError(
+                f"needle {needle!r} is not in the haystack of entry {entry.id} "
+                "(needles match verbatim, case-sensitively)"
+            )
+        others = [
+            other.id for other in entries if other.id != entry.id and needle in other.haystack
+        ]
+        if others:
+            shown = ", ".join(others[:5]) + (
+                f" and {len(others) - 5} more" if len(others) > 5 else ""
+            )
+            raise AuthoringError(
+                f"needle {needle!r} also occurs in {shown}: a result from there would count as "
+                "relevant; choose text only this entry has"
+            )
+
+
+def trigrams(text: str) -> set[str]:
+    """Every 3-character window, lowercased, spaces included: what a trigram layer can match."""
+    lowered = text.lower()
+    return {lowered[start : start + 3] for start in range(len(lowered) - 2)}
+
+
+def _refuse_shared_trigrams(query: str, corpus: Sequence[Entry]) -> None:
+    wanted = trigrams(query)
+    shared: dict[str, str] = {}
+    for entry in corpus:
+        for gram in sorted(wanted & trigrams(entry.haystack)):
+            shared.setdefault(gram, entry.id)
+    if shared:
+        shown = ", ".join(
+            f"{gram!r} ({where})" for gram, where in list(shared.items())[:TRIGRAMS_SHOWN]
+        )
+        raise AuthoringError(
+            f"the negative query {query!r} shares {len(shared)} trigram(s) with the corpus: "
+            f"{shown}; use made-up words with rare letter combinations"
+        )
+
+
+def _with_layer(case: Case, layer: str) -> Case:
+    return replace(case, expected_layer=layer)
+
+
+def _case_json(case: Case) -> dict[str, Any]:
+    return {
+        "case_id": case.case_id,
+        "query": case.query,
+        "needles": list(case.needles),
+        "expected_layer": case.expected_layer,
+        "expected_rank_ceiling": case.expected_rank_ceiling,
+    }
+
+
+def _encoded_like(raw: dict[str, Any], original: bytes) -> bytes:
+    """The changed entry in the original line's style: its ending, its escaping, its BOM."""
+    body = original.rstrip(b"\r\n")
+    ending = original[len(body) :]
+    bom = b"\xef\xbb\xbf" if body.startswith(b"\xef\xbb\xbf") else b""
+    return bom + encode_entry(raw, body.removeprefix(bom), ending)

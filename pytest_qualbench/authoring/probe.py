@@ -1,0 +1,109 @@
+"""One query through the engine over its content type's corpus, as the benchmark runs it.
+
+`qualbench case` probes a draft case before writing it, `qualbench show` probes a
+written one: both index every entry of the content type in the fixture set (the
+corpus a benchmark case sees) and search every source kind, like the plugin.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from pytest_qualbench.engine.types import ALL_KINDS, Result
+from pytest_qualbench.fixtures import Case, FixtureSet
+from pytest_qualbench.judge import CaseRecord, judge, snippet
+from pytest_qualbench.outcomes import check_outcomes
+from pytest_qualbench.runner import BenchRun, EngineFactory
+
+NEEDLE_OPEN = ">>>"
+NEEDLE_CLOSE = "<<<"
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What the engine returned for a case, and how the case's checks came out."""
+
+    case: Case
+    results: tuple[Result, ...]
+    record: CaseRecord
+    corpus_entries: int
+    corpus_chunks: int | None
+    # Chunks of the corpus holding a needle (None: the engine cannot list its chunks).
+    relevant_total: int | None
+    # Entry id per source label, to say which entry each result came from.
+    entry_of_source: dict[str, str]
+
+
+def probe(case: Case, fixture_set: FixtureSet, engine_factory: EngineFactory, limit: int) -> Probe:
+    """Index the case's corpus with a fresh engine, search the query, judge the results."""
+    run = BenchRun(fixture_set=fixture_set, engine_factory=engine_factory, limit=limit)
+    corpus = run.corpus(case.content_type)
+    results = tuple(corpus.engine.search(case.query, limit=limit, kinds=ALL_KINDS))[:limit]
+    corrector = getattr(corpus.engine, "corrected_query", None)
+    relevant_total = corpus.relevant_total(case)
+    record = judge(
+        case,
+        results,
+        relevant_total=relevant_total,
+        corrected_query=corrector(case.query) if callable(corrector) else None,
+    )
+    entries = fixture_set.entries(case.content_type)
+    chunks = getattr(corpus.engine, "chunks", None)
+    return Probe(
+        case=case,
+        results=results,
+        record=record,
+        corpus_entries=len(entries),
+        corpus_chunks=len(chunks()) if callable(chunks) else None,
+        relevant_total=relevant_total,
+        entry_of_source={entry.source_label: entry.id for entry in reversed(entries)},
+    )
+
+
+def judged_as(found: Probe, case: Case) -> Probe:
+    """The same results judged against another version of the case (same query, needles)."""
+    record = judge(
+        case,
+        found.results,
+        relevant_total=found.relevant_total,
+        corrected_query=found.record.corrected_query,
+    )
+    return replace(found, case=case, record=record)
+
+
+def report_lines(found: Probe) -> list[str]:
+    """Query, corpus, ranked results with needles marked, and each check's outcome."""
+    record = found.record
+    chunks = "" if found.corpus_chunks is None else f", {found.corpus_chunks} chunks"
+    lines = [f"query:     {record.query!r}"]
+    if record.corrected_query is not None:
+        lines.append(f"corrected: {record.corrected_query!r}")
+    lines.append(f"corpus:    {record.content_type}, {found.corpus_entries} entries{chunks}")
+    lines += result_lines(found.results, found.case.needles, found.entry_of_source)
+    lines.append("checks:")
+    for outcome in check_outcomes(record):
+        verdict = {True: "pass", False: "FAIL", None: "-"}[outcome.passed]
+        lines.append(f"  {outcome.check:<9}{verdict:<5} {outcome.text}")
+    return lines
+
+
+def result_lines(
+    results: Sequence[Result], needles: Sequence[str], entry_of_source: dict[str, str]
+) -> list[str]:
+    """`rank. [layer] entry | title | snippet`, the first needle of a relevant result marked."""
+    if not results:
+        return ["results:   none"]
+    lines = [
+        f"results:   {len(results)}, best first ({NEEDLE_OPEN}needle{NEEDLE_CLOSE} marks a relevant one)"
+    ]
+    for rank, result in enumerate(results, start=1):
+        needle = next((n for n in needles if n in result.text), None)
+        excerpt = snippet(result.text, needle)
+        if needle is not None:
+            excerpt = excerpt.replace(needle, f"{NEEDLE_OPEN}{needle}{NEEDLE_CLOSE}", 1)
+        where = entry_of_source.get(result.source, result.source or "?")
+        title = f" {result.title} |" if result.title else ""
+        layer = result.layer or "no layer"
+        lines.append(f"  {rank:>2}. [{layer}] {where} |{title} {excerpt}")
+    return lines

@@ -1,0 +1,39 @@
+"""`qualbench show`: one case's ranked results as the benchmark sees them, for debugging."""
+
+from __future__ import annotations
+
+import difflib
+
+from pytest_qualbench.authoring.fixture_lines import AuthoringError
+from pytest_qualbench.authoring.probe import probe, report_lines
+from pytest_qualbench.fixtures import Case, FixtureSet
+from pytest_qualbench.runner import EngineFactory
+
+
+def find_case(fixture_set: FixtureSet, case_id: str) -> Case:
+    """The case with this id, or AuthoringError naming the closest ids."""
+    cases = {case.case_id: case for case in fixture_set.cases()}
+    if case_id in cases:
+        return cases[case_id]
+    close = difflib.get_close_matches(case_id, list(cases), n=3)
+    hint = f"; did you mean {', '.join(close)}?" if close else ""
+    files = ", ".join(fixture_file.display_path for fixture_file in fixture_set.files)
+    raise AuthoringError(f"no case {case_id!r} in {files}{hint}")
+
+
+def show_lines(
+    fixture_set: FixtureSet, case_id: str, engine_factory: EngineFactory, limit: int
+) -> list[str]:
+    """The case, what it expects, the engine's ranked results and each check's outcome."""
+    case = find_case(fixture_set, case_id)
+    if case.is_negative:
+        expected = "no results (negative case)"
+    else:
+        ceiling = case.expected_rank_ceiling or "any"
+        needles = ", ".join(repr(needle) for needle in case.needles)
+        expected = f"{needles}; layer {case.expected_layer}, rank <= {ceiling}"
+    header = [
+        f"{case.case_id} [{case.content_type}] {case.path}:{case.line} (entry {case.entry_id})",
+        f"expected:  {expected}",
+    ]
+    return header + report_lines(probe(case, fixture_set, engine_factory, limit))

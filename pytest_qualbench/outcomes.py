@@ -1,0 +1,92 @@
+"""Each check of a judged case in words: one wording for failures, summaries and `show`.
+
+`rank 5 > ceiling 3` reads the same in a failure section, in pytest's short test
+summary and in `qualbench show`, and a missing value is said in words, never `None`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from pytest_qualbench.judge import CHECKS, CaseRecord
+
+
+@dataclass(frozen=True)
+class CheckOutcome:
+    """One check of one case: passed, failed, or not applied (`passed` None), and why."""
+
+    check: str
+    passed: bool | None
+    text: str
+
+
+def check_outcomes(record: CaseRecord, checks: Collection[str] = CHECKS) -> list[CheckOutcome]:
+    """Every check that applies to the case, in CHECKS order; an engine error is the only one."""
+    errors = [failure for failure in record.failures if failure.type == "error"]
+    if errors:
+        return [CheckOutcome("error", False, str(failure.actual)) for failure in errors]
+    outcomes = (
+        [_negative(record)]
+        if record.negative
+        else [_needles(record), _rank(record), _layer(record)]
+    )
+    # The judge applied only the selected checks; the others are shown, not judged.
+    return [
+        outcome
+        if outcome.check in checks or outcome.passed is None
+        else CheckOutcome(outcome.check, None, f"{outcome.text} (not checked)")
+        for outcome in outcomes
+    ]
+
+
+def failure_reason(record: CaseRecord) -> str:
+    """The failed checks in one line, for pytest's short test summary."""
+    failed = {failure.type for failure in record.failures}
+    return "; ".join(outcome.text for outcome in check_outcomes(record) if outcome.check in failed)
+
+
+def _negative(record: CaseRecord) -> CheckOutcome:
+    count = record.result_count
+    if count == 0:
+        return CheckOutcome("negative", True, "no results, as expected")
+    noun = "result" if count == 1 else "results"
+    return CheckOutcome("negative", False, f"{count} {noun} for a negative case, expected none")
+
+
+def _needles(record: CaseRecord) -> CheckOutcome:
+    wanted = list(dict.fromkeys(record.needles))
+    missing = [needle for needle in wanted if needle not in record.needles_found]
+    found = f"{len(wanted) - len(missing)} of {len(wanted)} needles found"
+    if not missing:
+        return CheckOutcome("needles", True, found)
+    return CheckOutcome(
+        "needles", False, f"{found}, missing {', '.join(repr(needle) for needle in missing)}"
+    )
+
+
+def _rank(record: CaseRecord) -> CheckOutcome:
+    ceiling = record.expected_rank_ceiling
+    if record.rank is None:
+        text = f"no relevant result in the {record.result_count} returned"
+        if not ceiling:
+            return CheckOutcome("rank", None, f"{text} (no ceiling)")
+        return CheckOutcome("rank", False, f"{text}, ceiling {ceiling}")
+    if not ceiling:
+        return CheckOutcome("rank", None, f"rank {record.rank} (no ceiling)")
+    if record.rank > ceiling:
+        return CheckOutcome("rank", False, f"rank {record.rank} > ceiling {ceiling}")
+    return CheckOutcome("rank", True, f"rank {record.rank} <= ceiling {ceiling}")
+
+
+def _layer(record: CaseRecord) -> CheckOutcome:
+    expected = record.expected_layer
+    if not record.layers_reported:
+        return CheckOutcome("layer", None, "layer not checked: the engine labels no layers")
+    if record.layer is None:
+        return CheckOutcome(
+            "layer", False, f"no relevant result, so no layer (expected {expected})"
+        )
+    if record.layer != expected:
+        return CheckOutcome("layer", False, f"layer {record.layer}, expected {expected}")
+    return CheckOutcome("layer", True, f"layer {expected}")
