@@ -1,0 +1,95 @@
+"""The qualbench terminal section by verbosity: short under -q, every floor under -v."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from pytest_qualbench.engine.types import Result
+from pytest_qualbench.fixtures import Case
+from pytest_qualbench.judge import judge
+from pytest_qualbench.report import Floor, build_report, check_floors
+from pytest_qualbench.terminal_summary import GREEN, RED, YELLOW, summary
+
+
+def case(case_id: str, needles: tuple[str, ...]) -> Case:
+    return Case(
+        case_id,
+        "q",
+        needles,
+        "porter" if needles else "none",
+        0,
+        "md_001",
+        "markdown",
+        "m.jsonl",
+        1,
+    )
+
+
+def report(floors: list[Floor], *, enforced: bool = True) -> dict[str, Any]:
+    records = [
+        judge(
+            case("md_001_q1", ("alpha",)),
+            [Result("beta", "porter"), Result("alpha", "porter")],
+            relevant_total=1,
+        ),
+        judge(case("md_001_q_neg", ()), [], relevant_total=0),
+    ]
+    metadata = {"selection": {"cases_in_fixture_set": 3 if not enforced else 2, "cases_run": 2}}
+    return build_report(
+        records,
+        dataset_hash="sha256:x",
+        metadata=metadata,
+        index_ms={"markdown": 1.0},
+        floors=floors,
+        floors_enforced=enforced,
+    )
+
+
+FLOORS = [Floor("mrr", None, 0.9), Floor("hit@3", None, 0.5)]
+
+
+def texts(lines: list[Any]) -> list[str]:
+    return [line.text for line in lines]
+
+
+def test_quiet_is_headline_negatives_failing_floors_and_report_path() -> None:
+    built = report(FLOORS)
+    lines = summary(built, Path("r.json"), check_floors(built, FLOORS, enforced=True), -1)
+    assert texts(lines) == [
+        "1 cases: hit@1 0.000  hit@3 1.000  mrr 0.500  ndcg@10 0.631  ctx_rec 1.000  layer 1.000",
+        "negatives: 1 of 1 returned nothing",
+        "floors: 1 of 2 not met",
+        "  mrr 0.500 < floor 0.900",
+        "report: r.json",
+    ]
+    assert [line.colour for line in lines] == [None, GREEN, RED, RED, None]
+
+
+def test_default_has_the_table_and_only_failing_floors() -> None:
+    built = report(FLOORS)
+    lines = texts(summary(built, None, check_floors(built, FLOORS, enforced=True), 0))
+    assert lines[0].startswith("content type   cases")
+    assert lines[1].startswith("markdown")
+    assert "  hit@3 1.000 >= floor 0.500" not in lines
+    assert not any("latency" in line for line in lines)
+
+
+def test_verbose_adds_latency_and_every_floor() -> None:
+    built = report(FLOORS)
+    lines = texts(summary(built, None, check_floors(built, FLOORS, enforced=True), 1))
+    assert "  hit@3 1.000 >= floor 0.500" in lines
+    assert any(line.startswith("latency") for line in lines)
+
+
+def test_floors_are_not_mentioned_without_floors() -> None:
+    built = report([], enforced=False)
+    lines = texts(summary(built, None, [], -1))
+    assert not any("floor" in line for line in lines)
+
+
+def test_unenforced_floors_say_how_much_ran() -> None:
+    built = report(FLOORS, enforced=False)
+    lines = summary(built, None, check_floors(built, FLOORS, enforced=False), -1)
+    assert (lines[2].text, lines[2].colour) == ("floors not enforced: 2 of 3 cases ran", YELLOW)
+    assert len(lines) == 3
