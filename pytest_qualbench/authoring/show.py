@@ -23,8 +23,11 @@ def find_case(fixture_set: FixtureSet, case_id: str) -> Case:
 
 def show_lines(
     fixture_set: FixtureSet, case_id: str, engine_factory: EngineFactory, limit: int
-) -> list[str]:
-    """The case, what it expects, the engine's ranked results and each check's outcome."""
+) -> tuple[list[str], bool]:
+    """The case, what it expects, the engine's ranked results and each check's outcome.
+
+    Also whether the case passes: `qualbench show` exits 1 when it does not.
+    """
     case = find_case(fixture_set, case_id)
     if case.is_negative:
         expected = "no results (negative case)"
@@ -36,4 +39,5 @@ def show_lines(
         f"{case.case_id} [{case.content_type}] {case.path}:{case.line} (entry {case.entry_id})",
         f"expected:  {expected}",
     ]
-    return header + report_lines(probe(case, fixture_set, engine_factory, limit))
+    found = probe(case, fixture_set, engine_factory, limit)
+    return header + report_lines(found), found.record.passed
