@@ -273,7 +273,8 @@ def test_negative_case_gets_the_negative_id(bench: Path) -> None:
 
 
 def test_show_marks_the_needle_and_states_each_check(bench: Path) -> None:
-    lines = show_lines(fixture_set(bench), "md_001_q1", builtin, 10)
+    lines, passed = show_lines(fixture_set(bench), "md_001_q1", builtin, 10)
+    assert passed
     text = "\n".join(lines)
     assert lines[0] == "md_001_q1 [markdown] docs.jsonl:1 (entry md_001)"
     assert ">>>`max_idle` to 8<<<" in text
