@@ -46,12 +46,19 @@ def test_add_case_show_from_documents_to_a_checked_case(
     assert "bench/docs.jsonl: 2 entries added" in out
     assert "  md_001     docs/install.md (markdown, 1 chunk)" in out
 
-    status = main(["case", "bench/docs.jsonl", "md_002", "pool size", "--needle", "`pool_size` to 12"])
+    status = main(
+        ["case", "bench/docs.jsonl", "md_002", "pool size", "--needle", "`pool_size` to 12"]
+    )
     out = capsys.readouterr().out
     assert status == 0
-    assert "   1. [rrf(porter+trigram)] md_002 | Tuning | # Tuning Set >>>`pool_size` to 12<<< for the widget." in out
+    assert (
+        "   1. [rrf(porter+trigram)] md_002 | Tuning | # Tuning Set >>>`pool_size` to 12<<< for the widget."
+        in out
+    )
     assert "added md_002_q1 to bench/docs.jsonl (layer rrf(porter+trigram), ceiling 3)" in out
-    assert [case["case_id"] for case in entries(project / "bench/docs.jsonl")[1]["cases"]] == ["md_002_q1"]  # type: ignore[index]
+    assert [case["case_id"] for case in entries(project / "bench/docs.jsonl")[1]["cases"]] == [
+        "md_002_q1"
+    ]  # type: ignore[index]
 
     assert main(["show", "md_002_q1"]) == 0
     out = capsys.readouterr().out
@@ -59,7 +66,9 @@ def test_add_case_show_from_documents_to_a_checked_case(
     assert "  rank     pass  rank 1 <= ceiling 3" in out
 
 
-def test_a_refusal_says_why_and_exits_two(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_refusal_says_why_and_exits_two(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     main(["add", "docs", "--to", "bench/docs.jsonl"])
     before = (project / "bench/docs.jsonl").read_bytes()
     capsys.readouterr()
@@ -89,7 +98,9 @@ def test_a_case_that_fails_as_drafted_is_not_written(
 def test_the_configured_engine_is_used_and_a_bad_one_is_a_usage_error(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    (project / "pytest.ini").write_text("[pytest]\nqualbench_paths = bench\nqualbench_engine = echo:Echo\n")
+    (project / "pytest.ini").write_text(
+        "[pytest]\nqualbench_paths = bench\nqualbench_engine = echo:Echo\n"
+    )
     main(["add", "docs", "--to", "bench/docs.jsonl"])
     capsys.readouterr()
     assert main(["case", "bench/docs.jsonl", "md_001", "xuakxyph", "--negative"]) == 2

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from pytest_qualbench.engine.types import Result
+from pytest_qualbench.evaluation.judge import error_record, judge
+from pytest_qualbench.evaluation.outcomes import check_outcomes, failure_reason
 from pytest_qualbench.fixtures import Case
-from pytest_qualbench.judge import error_record, judge
-from pytest_qualbench.outcomes import check_outcomes, failure_reason
 
 
 def make_case(needles: tuple[str, ...] = ("alpha",), ceiling: int = 3) -> Case:

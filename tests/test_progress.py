@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from pytest_qualbench.progress import ticking
+from pytest_qualbench.plugin.progress import ticking
 
 
 def test_a_short_call_gives_no_tick() -> None:

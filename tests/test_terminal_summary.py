@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Any
 
 from pytest_qualbench.engine.types import Result
+from pytest_qualbench.evaluation.judge import judge
 from pytest_qualbench.fixtures import Case
-from pytest_qualbench.judge import judge
 from pytest_qualbench.report import Floor, build_report, check_floors
-from pytest_qualbench.terminal_summary import GREEN, RED, YELLOW, summary
+from pytest_qualbench.report.terminal import GREEN, RED, YELLOW, summary
 
 
 def case(case_id: str, needles: tuple[str, ...]) -> Case:

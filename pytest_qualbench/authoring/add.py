@@ -22,8 +22,9 @@ from pytest_qualbench.authoring.fixture_lines import (
     read_lines,
     source_label,
 )
-from pytest_qualbench.fixtures import CONTENT_TYPES, Entry, FixtureSet, parse_entry
-from pytest_qualbench.runner import EngineFactory
+from pytest_qualbench.evaluation.runner import EngineFactory
+from pytest_qualbench.fixtures.parsing import parse_entry
+from pytest_qualbench.fixtures.schema import CONTENT_TYPES, Entry, FixtureSet
 
 EXTENSION_TYPES = {".md": "markdown", ".json": "json", ".txt": "plaintext", ".log": "plaintext"}
 DEFAULT_SOURCE_KIND = "durable"

@@ -19,10 +19,10 @@ from pytest_qualbench.authoring.fixture_lines import (
     next_case_id,
     read_lines,
 )
+from pytest_qualbench.authoring.lint import needle_weakness
 from pytest_qualbench.authoring.probe import Probe, judged_as, probe
-from pytest_qualbench.fixtures import BASE_LAYERS, NEGATIVE_LAYER, Case, Entry, FixtureSet
-from pytest_qualbench.lint import needle_weakness
-from pytest_qualbench.runner import EngineFactory
+from pytest_qualbench.evaluation.runner import EngineFactory
+from pytest_qualbench.fixtures.schema import BASE_LAYERS, NEGATIVE_LAYER, Case, Entry, FixtureSet
 
 # docs/writing-fixtures.md: 3 for a precise query; JSON key-path chunks rank close
 # together, so 5 there.

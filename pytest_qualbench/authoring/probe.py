@@ -11,10 +11,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from pytest_qualbench.engine.types import ALL_KINDS, Result
+from pytest_qualbench.evaluation.judge import CaseRecord, judge, snippet
+from pytest_qualbench.evaluation.outcomes import check_outcomes
+from pytest_qualbench.evaluation.runner import BenchRun, EngineFactory
 from pytest_qualbench.fixtures import Case, FixtureSet
-from pytest_qualbench.judge import CaseRecord, judge, snippet
-from pytest_qualbench.outcomes import check_outcomes
-from pytest_qualbench.runner import BenchRun, EngineFactory
 
 NEEDLE_OPEN = ">>>"
 NEEDLE_CLOSE = "<<<"

@@ -6,8 +6,8 @@ import difflib
 
 from pytest_qualbench.authoring.fixture_lines import AuthoringError
 from pytest_qualbench.authoring.probe import probe, report_lines
+from pytest_qualbench.evaluation.runner import EngineFactory
 from pytest_qualbench.fixtures import Case, FixtureSet
-from pytest_qualbench.runner import EngineFactory
 
 
 def find_case(fixture_set: FixtureSet, case_id: str) -> Case:

@@ -1,4 +1,5 @@
-"""The `qualbench` console script: lint fixtures, import standard IR collections."""
+"""The `qualbench` console script: write fixtures (add, case), debug a case (show), lint
+fixtures, import standard IR collections."""
 
 from __future__ import annotations
 
@@ -10,37 +11,48 @@ from pathlib import Path
 from pytest_qualbench.authoring.collections import Collection, CollectionError, read_beir, read_trec
 from pytest_qualbench.authoring.importing import build_fixtures, summary_lines, write_fixtures
 from pytest_qualbench.authoring.lint import ERROR, exit_status, lint_fixture_set
-from pytest_qualbench.engine import Engine, SearchEngine
+from pytest_qualbench.cli import authoring
 from pytest_qualbench.fixtures.discovery import discover_fixture_files
 from pytest_qualbench.fixtures.loading import load_fixture_set
 from pytest_qualbench.fixtures.schema import CONTENT_TYPES
+from pytest_qualbench.plugin.configured import (
+    BenchConfig,
+    add_engine_options,
+    engine_options,
+    run_configured,
+)
 
-DEFAULT_FIXTURE_PATHS = ("bench_fixtures",)
 RANK_CEILINGS = (0, 10)
 USAGE_ERROR = 2
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one subcommand; 0 on success, 1 on lint findings that fail, 2 on usage errors."""
+    """Run one subcommand; 0 on success, 1 on a failing case or lint error, 2 on usage errors.
+
+    The commands that search run inside the project's pytest configuration, with the
+    engine `pytest --qualbench` would use.
+    """
     arguments = _parser().parse_args(argv)
-    if arguments.command == "lint":
-        return _lint(arguments)
-    return _import(arguments)
+    if arguments.command == "import":
+        return _import(arguments)
+    command = _lint if arguments.command == "lint" else authoring.run
+    return run_configured(engine_options(arguments), lambda bench: command(arguments, bench))
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="qualbench", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
+    authoring.add_parsers(commands)
 
     lint = commands.add_parser("lint", help="check fixtures for traps that make a benchmark lie")
     lint.add_argument(
         "paths",
         nargs="*",
         type=Path,
-        default=[Path(p) for p in DEFAULT_FIXTURE_PATHS],
-        help="JSONL files or directories (default: bench_fixtures)",
+        help="JSONL files or directories (default: ini qualbench_paths, bench_fixtures)",
     )
     lint.add_argument("--strict", action="store_true", help="exit 1 on warnings too")
+    add_engine_options(lint)
 
     import_ = commands.add_parser("import", help="turn a labeled IR collection into JSONL fixtures")
     formats = import_.add_subparsers(dest="format", required=True)
@@ -83,14 +95,14 @@ def _add_import_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _lint(arguments: argparse.Namespace) -> int:
-    paths: list[Path] = arguments.paths
+def _lint(arguments: argparse.Namespace, bench: BenchConfig) -> int:
+    paths: list[Path] = arguments.paths or list(bench.fixture_paths)
     files = discover_fixture_files(paths)
     if not files:
         shown = " ".join(str(path) for path in paths)
         print(f"qualbench lint: no .jsonl fixture files under {shown}", file=sys.stderr)
         return USAGE_ERROR
-    findings = lint_fixture_set(load_fixture_set(files, Path.cwd()), engine_factory=_builtin_engine)
+    findings = lint_fixture_set(load_fixture_set(files, Path.cwd()), bench.engine_factory)
     for finding in findings:
         print(finding)
     errors = sum(finding.level == ERROR for finding in findings)
@@ -98,11 +110,6 @@ def _lint(arguments: argparse.Namespace) -> int:
     counts = f"{_count(errors, 'error')}, {_count(warnings, 'warning')}"
     print(f"{counts} in {_count(len(files), 'file')}")
     return exit_status(findings, strict=arguments.strict)
-
-
-def _builtin_engine(content_type: str) -> SearchEngine:
-    """The engine `pytest --qualbench` uses by default; one per content type."""
-    return Engine()
 
 
 def _import(arguments: argparse.Namespace) -> int:

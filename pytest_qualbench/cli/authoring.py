@@ -16,19 +16,19 @@ from pytest_qualbench.authoring.case import plan_case
 from pytest_qualbench.authoring.fixture_lines import AuthoringError, write_lines
 from pytest_qualbench.authoring.probe import report_lines
 from pytest_qualbench.authoring.show import show_lines
-from pytest_qualbench.configured import BenchConfig, add_engine_options
-from pytest_qualbench.fixtures import (
+from pytest_qualbench.evaluation.judge import CaseRecord
+from pytest_qualbench.evaluation.outcomes import failure_reason
+from pytest_qualbench.fixtures.discovery import discover_fixture_files
+from pytest_qualbench.fixtures.loading import load_fixture_set
+from pytest_qualbench.fixtures.schema import (
     CONTENT_TYPES,
     EXPECTED_LAYERS,
     NEGATIVE_LAYER,
     SOURCE_KINDS,
     FixtureSet,
-    discover_fixture_files,
-    load_fixture_set,
 )
-from pytest_qualbench.judge import CaseRecord
-from pytest_qualbench.outcomes import failure_reason
-from pytest_qualbench.plugin import non_negative_int
+from pytest_qualbench.options import non_negative_int
+from pytest_qualbench.plugin.configured import BenchConfig, add_engine_options
 
 USAGE_ERROR = 2
 CASE_FAILS = 1

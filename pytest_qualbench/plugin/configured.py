@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_qualbench.runner import EngineFactory
+from pytest_qualbench.evaluation.runner import EngineFactory
 
 USAGE_ERROR = 2
 
@@ -67,8 +67,8 @@ def run_configured(options: Sequence[str], command: Callable[[BenchConfig], int]
 
 
 def bench_config(config: pytest.Config) -> BenchConfig:
-    from pytest_qualbench.plugin import positive_int
-    from pytest_qualbench.session import _engine_factory, _ini_value
+    from pytest_qualbench.options import positive_int
+    from pytest_qualbench.plugin.session import _engine_factory, _ini_value
 
     ini_dir = config.inipath.parent if config.inipath is not None else config.rootpath
     return BenchConfig(

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from pytest_qualbench.judge import CHECKS, CaseRecord
+from pytest_qualbench.evaluation.judge import CHECKS, CaseRecord
 
 
 @dataclass(frozen=True)

@@ -14,13 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytest_qualbench.metrics import NEGATIVE_METRIC
-from pytest_qualbench.report import (
-    SUMMARY_COLUMNS,
-    FloorVerdict,
-    section_summary_lines,
-    summary_lines,
-)
+from pytest_qualbench.evaluation.metrics import NEGATIVE_METRIC
+from pytest_qualbench.report.floors import FloorVerdict
+from pytest_qualbench.report.summary import SUMMARY_COLUMNS, section_summary_lines, summary_lines
 
 GREEN = "green"
 RED = "red"
