@@ -9,7 +9,7 @@ from pytest_qualbench.plugin.progress import ticking
 
 def test_a_short_call_gives_no_tick() -> None:
     ticks: list[float] = []
-    with ticking(ticks.append, after=5.0):
+    with ticking(ticks.append, after=5.0, every=1.0):
         pass
     assert ticks == []
 

@@ -87,6 +87,10 @@ class ChunkTexts:
         listed = list(texts)
         return cls("".join(listed), (0, *itertools.accumulate(len(text) for text in listed)))
 
+    @property
+    def chunk_count(self) -> int:
+        return len(self.bounds) - 1
+
     def count_containing(self, needles: Iterable[str]) -> int:
         """How many chunks contain at least one of the (non-empty) needles."""
         containing: set[int] = set()
@@ -113,33 +117,49 @@ class BenchRun:
     limit: int
     checks: Collection[str] = CHECKS
     corpora: dict[str, IndexedCorpus] = field(default_factory=dict)
-    index_errors: dict[str, BaseException] = field(default_factory=dict)
+    index_errors: dict[str, Exception] = field(default_factory=dict)
+    # Content types whose index error a case has raised (shown with its traceback).
+    index_errors_raised: set[str] = field(default_factory=set)
     # Result texts per positive case id, best first: the token cost counts them
     # without searching a second time.
     retrieved: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def corpus(self, content_type: str) -> IndexedCorpus:
-        """Index the content type's corpus on first use; later cases reuse it.
+        """The content type's indexed corpus, built on first use unless `build` ran.
 
-        A failed index is not retried for every case: the first case shows the
-        engine's traceback, the others point back to it.
+        A failed index is not retried for every case: the first case raises the
+        engine's exception (with its traceback), the others point back to it.
         """
+        self.prepare(content_type)
         if content_type in self.index_errors:
             error = self.index_errors[content_type]
-            raise IndexingFailed(f"indexing {content_type} failed earlier: {error!r}") from error
-        if content_type not in self.corpora:
+            if content_type in self.index_errors_raised:
+                raise IndexingFailed(f"indexing {content_type} failed earlier: {error!r}")
+            self.index_errors_raised.add(content_type)
+            raise error
+        return self.corpora[content_type]
+
+    def prepare(self, content_type: str) -> None:
+        """Index the content type now unless it was indexed (or failed to) already."""
+        if content_type not in self.corpora and content_type not in self.index_errors:
+            self.build(content_type)
+
+    def build(self, content_type: str) -> IndexedCorpus | Exception:
+        """Index the content type's corpus now; a failure is kept for its cases to raise."""
+        started = time.perf_counter()
+        try:
             engine = self.engine_factory(content_type)
             started = time.perf_counter()
-            try:
-                engine.index(self.fixture_set.entries(content_type))
-            except Exception as exc:
-                self.index_errors[content_type] = exc
-                raise
-            index_ms = (time.perf_counter() - started) * 1000.0
-            chunks = getattr(engine, "chunks", None)
-            texts = ChunkTexts.of(chunk.text for chunk in chunks()) if callable(chunks) else None
-            self.corpora[content_type] = IndexedCorpus(engine, index_ms, texts)
-        return self.corpora[content_type]
+            engine.index(self.fixture_set.entries(content_type))
+        except Exception as exc:
+            self.index_errors[content_type] = exc
+            return exc
+        index_ms = (time.perf_counter() - started) * 1000.0
+        chunks = getattr(engine, "chunks", None)
+        texts = ChunkTexts.of(chunk.text for chunk in chunks()) if callable(chunks) else None
+        corpus = IndexedCorpus(engine, index_ms, texts)
+        self.corpora[content_type] = corpus
+        return corpus
 
     def run_case(self, case: Case) -> CaseRecord:
         """Search the case's query over its corpus with every source kind, and judge it.

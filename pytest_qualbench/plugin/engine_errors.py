@@ -2,8 +2,7 @@
 
 Without pruning, one wrong line in an engine's `search` printed some 600 lines of
 pytest, pluggy and plugin frames. The engine's frames (a user's module, or the
-built-in engine's) are kept, every chained exception is pruned the same way, and the
-case and query the engine was given come first.
+built-in engine's) are kept, and every chained exception is pruned the same way.
 """
 
 from __future__ import annotations
@@ -15,10 +14,9 @@ import pluggy
 import pytest
 
 import pytest_qualbench
-from pytest_qualbench.fixtures import Case
 
 if TYPE_CHECKING:
-    from _pytest._code.code import Traceback, TracebackEntry
+    from _pytest._code.code import TerminalRepr, Traceback, TracebackEntry
 
 PLUGIN_DIR = Path(pytest_qualbench.__file__).resolve().parent
 # The built-in engine's frames are an engine's frames: a bug there is shown too.
@@ -46,21 +44,15 @@ def engine_frames(excinfo: pytest.ExceptionInfo[BaseException]) -> Traceback:
     return pruned if len(pruned) else excinfo.traceback
 
 
-def render_engine_error(
-    excinfo: pytest.ExceptionInfo[BaseException], case: Case, config: pytest.Config
-) -> str:
-    """Case and query, then the engine's frames in the user's --tb style (--fulltrace: all)."""
-    header = [
-        f"the engine raised {type(excinfo.value).__name__} on case {case.case_id} "
-        f"[{case.content_type}] {case.path}:{case.line}",
-        f"query: {case.query!r}",
-    ]
+def engine_error_repr(
+    excinfo: pytest.ExceptionInfo[BaseException], config: pytest.Config
+) -> TerminalRepr:
+    """The engine's frames in the user's --tb style; every frame under --fulltrace."""
     style: Any = TB_STYLES.get(str(config.getoption("tbstyle", "auto")), "native")
-    full: bool = bool(config.getoption("fulltrace", False))
-    shown = excinfo.getrepr(
+    full = bool(config.getoption("fulltrace", False))
+    return excinfo.getrepr(
         style=style,
         showlocals=bool(config.getoption("showlocals", False)),
-        tbfilter=not full and engine_frames,
+        tbfilter=False if full else engine_frames,
         chain=True,
     )
-    return "\n".join([*header, "", str(shown)])

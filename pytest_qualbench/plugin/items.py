@@ -14,6 +14,7 @@ import pytest
 from pytest_qualbench.evaluation.judge import CaseRecord, error_record
 from pytest_qualbench.evaluation.runner import BenchRun
 from pytest_qualbench.fixtures.schema import CONTENT_TYPES, Case, FixtureError
+from pytest_qualbench.plugin.failures import case_failure, engine_failure
 
 if TYPE_CHECKING:
     # pytest types repr_failure's return with this class but does not export it.
@@ -107,7 +108,9 @@ class CaseItem(pytest.Item):
         self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
     ) -> str | TerminalRepr:
         if isinstance(excinfo.value, CaseFailed):
-            return render_failure(excinfo.value.record, f"{self.case.path}:{self.case.line}")
+            return case_failure(excinfo.value.record, self.case)
+        if isinstance(excinfo.value, Exception):
+            return engine_failure(excinfo, self.case, self.config)
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Any, int | None, str]:
@@ -128,47 +131,3 @@ def junit_properties(record: CaseRecord) -> list[tuple[str, object]]:
         if name in JUNIT_METRICS
     ]
     return properties
-
-
-def render_failure(record: CaseRecord, location: str) -> str:
-    """Query, what was expected against what came back, and the top results."""
-    lines = [f"{record.case_id} [{record.content_type}] {location}", f"query:     {record.query!r}"]
-    if record.corrected_query is not None:
-        lines.append(f"corrected: {record.corrected_query!r}")
-    for failure in record.failures:
-        lines.append(
-            f"FAILED {failure.type}: {_describe(failure.type, failure.expected, failure.actual)}"
-        )
-    if not record.negative:
-        missing = [needle for needle in record.needles if needle not in record.needles_found]
-        lines.append(
-            f"needles:   {len(record.needles_found)} of {len(set(record.needles))} found"
-            + (f"; missing {', '.join(repr(n) for n in missing)}" if missing else "")
-        )
-        lines.append(
-            f"expected:  layer {record.expected_layer}, rank <= {record.expected_rank_ceiling or 'any'}"
-        )
-        lines.append(f"actual:    layer {record.layer}, first relevant rank {record.rank}")
-    if record.top_results:
-        lines.append(f"top results ({record.result_count} returned):")
-        for shown in record.top_results:
-            snippet = shown.snippet
-            if shown.needle is not None:
-                snippet = snippet.replace(shown.needle, f">>>{shown.needle}<<<", 1)
-            title = f" {shown.title} |" if shown.title else ""
-            lines.append(f"  {shown.rank:>2}. [{shown.layer}]{title} {snippet}")
-    elif not record.negative:
-        lines.append("top results: none returned")
-    return "\n".join(lines)
-
-
-def _describe(check: str, expected: Any, actual: Any) -> str:
-    if check == "negative":
-        return f"expected no results, got {actual}"
-    if check == "rank":
-        return f"expected first relevant rank <= {expected}, got {actual if actual is not None else 'none'}"
-    if check == "layer":
-        return f"expected layer {expected!r}, got {actual!r}"
-    if check == "needles":
-        return f"expected all of {expected!r}, found {actual!r}"
-    return f"{actual}"

@@ -12,14 +12,9 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-# "A build longer than a couple of seconds shows progress."
-FIRST_TICK_S = 2.0
-
 
 @contextmanager
-def ticking(
-    tick: Callable[[float], None], *, after: float = FIRST_TICK_S, every: float = 1.0
-) -> Iterator[None]:
+def ticking(tick: Callable[[float], None], *, after: float, every: float) -> Iterator[None]:
     """Call `tick(elapsed)` while the body runs longer than `after` seconds."""
     done = threading.Event()
     started = time.perf_counter()

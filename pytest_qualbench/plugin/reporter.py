@@ -25,7 +25,7 @@ from pytest_qualbench.fixtures.schema import Case, FixtureSet
 from pytest_qualbench.plugin.items import bench_run_key
 from pytest_qualbench.report.build import build_report
 from pytest_qualbench.report.floors import Floor, FloorVerdict, check_floors
-from pytest_qualbench.report.summary import summary_lines
+from pytest_qualbench.report.terminal import summary
 from pytest_qualbench.report.writing import write_report
 from pytest_qualbench.sections.extra import SectionOptions, extra_sections, retrieved_tokens
 
@@ -203,21 +203,14 @@ class QualbenchReporter:
         if self.report is None:
             return
         terminalreporter.write_sep("=", "qualbench")
-        for line in summary_lines(self.report, self.report_path):
-            terminalreporter.write_line(line)
-        selection = self.report["metadata"]["selection"]
-        if selection["cases_run"] < selection["cases_in_fixture_set"]:
-            terminalreporter.write_line(
-                f"floors not enforced: {selection['cases_run']} of "
-                f"{selection['cases_in_fixture_set']} cases ran"
-            )
+        verbosity = self.config.option.verbose
+        for summary_line in summary(self.report, self.report_path, self.verdicts, verbosity):
+            markup = {summary_line.colour: True} if summary_line.colour else {}
+            terminalreporter.write_line(summary_line.text, bold=summary_line.bold, **markup)
         for warning in self.report["metadata"]["engine"]["warnings"]:
             terminalreporter.write_line(f"engine warning: {warning}", yellow=True)
         if any(not record.layers_reported for record in self.records.values()):
             terminalreporter.write_line("layer checks skipped: the engine labels no layers")
-        for verdict in self.verdicts:
-            if verdict.ok is False:
-                terminalreporter.write_line(verdict.describe(), red=True, bold=True)
         if self.html_line is not None:
             terminalreporter.write_line(self.html_line)
         if self.lint_lines:

@@ -28,6 +28,7 @@ from pytest_qualbench.fixtures.loading import load_fixture_set
 from pytest_qualbench.fixtures.schema import CONTENT_TYPES
 from pytest_qualbench.index_cache import CACHE_DIR
 from pytest_qualbench.options import positive_int
+from pytest_qualbench.plugin.indexing import build_indexes, is_xdist_worker
 from pytest_qualbench.plugin.items import CaseItem, QualbenchFile, bench_run_key
 from pytest_qualbench.plugin.reporter import QualbenchReporter
 from pytest_qualbench.report.floors import Floor, parse_floor
@@ -154,6 +155,22 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> QualbenchF
     # Named by stem: `-k` matches node names as substrings, and every "*.jsonl"
     # name would otherwise match `-k json`.
     return QualbenchFile.from_parent(parent, path=file_path, name=file_path.stem)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtestloop(session: pytest.Session) -> Any:
+    config = session.config
+    bench_run = config.stash.get(bench_run_key, None)
+    # An xdist worker indexes only the content types it is sent (pytest_runtest_protocol).
+    if bench_run is not None and not config.option.collectonly and not is_xdist_worker(config):
+        build_indexes(session, bench_run)
+    return (yield)
+
+
+def pytest_runtest_protocol(item: pytest.Item) -> None:
+    # Before the item's setup, call and teardown are timed: a build is no case's duration.
+    if isinstance(item, CaseItem):
+        item.config.stash[bench_run_key].prepare(item.case.content_type)
 
 
 @pytest.hookimpl(wrapper=True)

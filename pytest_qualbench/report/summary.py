@@ -1,14 +1,13 @@
-"""The report as terminal lines: the per-type table, negatives, sections, paths."""
+"""The report's tables as terminal lines: metrics per content type, optional sections.
+
+`report.terminal` arranges them, with negatives, floors and paths, by verbosity.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
-from pytest_qualbench.evaluation.metrics import (
-    NEGATIVE_METRIC,
-)
 from pytest_qualbench.sections import head_to_head, start_times, tokens
 
 SUMMARY_COLUMNS = (
@@ -21,8 +20,8 @@ SUMMARY_COLUMNS = (
 )
 
 
-def summary_lines(report: Mapping[str, Any], report_path: Path | None) -> list[str]:
-    """The terminal summary: one table row per content type, negatives, hash, floors."""
+def table_lines(report: Mapping[str, Any]) -> list[str]:
+    """The per-type table: one row per content type, then overall."""
     header = f"{'content type':<14}{'cases':>6}" + "".join(
         f"{label:>9}" for label, _ in SUMMARY_COLUMNS
     )
@@ -33,18 +32,6 @@ def summary_lines(report: Mapping[str, Any], report_path: Path | None) -> list[s
         latency = report["latency"].get(name, {}).get("p50_ms")
         cells = "".join(f"{_fmt(table.get(metric)):>9}" for _, metric in SUMMARY_COLUMNS)
         lines.append(f"{name:<14}{table['cases']:>6}{cells}{_fmt(latency, 2):>9}")
-    negatives = report["negatives"]
-    lines.append(
-        f"negatives: {negatives['cases']} cases, negative_pass {_fmt(negatives.get(NEGATIVE_METRIC))}"
-    )
-    lines.extend(section_summary_lines(report))
-    lines.append(f"dataset: {report['dataset_hash']}")
-    if report_path is not None:
-        lines.append(f"report: {report_path}")
-    for verdict in report["floors"]:
-        status = {True: "ok", False: "FAILED", None: "skipped"}[verdict["ok"]]
-        value = "n/a" if verdict["value"] is None else f"{verdict['value']:.3f}"
-        lines.append(f"floor {verdict['metric']}: {value} vs {verdict['floor']:.3f} {status}")
     return lines
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from pytest_qualbench.evaluation.metrics import NEGATIVE_METRIC
 from pytest_qualbench.report.floors import FloorVerdict
-from pytest_qualbench.report.summary import SUMMARY_COLUMNS, section_summary_lines, summary_lines
+from pytest_qualbench.report.summary import SUMMARY_COLUMNS, section_summary_lines, table_lines
 
 GREEN = "green"
 RED = "red"
@@ -58,12 +58,6 @@ def headline(report: Mapping[str, Any]) -> str:
     overall = report["overall"]
     metrics = "  ".join(f"{label} {_fmt(overall.get(metric))}" for label, metric in SUMMARY_COLUMNS)
     return f"{overall['cases']} cases: {metrics}"
-
-
-def table_lines(report: Mapping[str, Any]) -> list[str]:
-    """The per-type table of `summary_lines`, without the lines this module words itself."""
-    table = summary_lines(report, None)
-    return table[: 2 + len(report["by_content_type"])]
 
 
 def negatives_line(report: Mapping[str, Any]) -> SummaryLine:

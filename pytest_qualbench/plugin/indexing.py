@@ -1,0 +1,86 @@
+"""Index builds as their own step: before the first case, one terminal line per content type.
+
+Built inside the first case, an index's build time was charged to that case (it
+showed in `--durations`) and a long build gave no sign of life. Now every content
+type with a selected case is indexed before the cases run, each build is reported
+(`indexing markdown: 14 entries -> 82 chunks, 35 ms`), and a build past a couple
+of seconds ticks with its elapsed time. An xdist worker, which has no terminal,
+indexes a content type when its first case of it arrives, before that case's
+timed phases, so each worker builds only what it runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pytest_qualbench.evaluation.runner import BenchRun, IndexedCorpus
+from pytest_qualbench.plugin.items import CaseItem
+from pytest_qualbench.plugin.progress import ticking
+
+# A build longer than this shows progress: its elapsed time, every second on a
+# terminal, else (CI logs) one line every LOG_TICK_S.
+PROGRESS_AFTER_S = 2.0
+LOG_TICK_S = 10.0
+
+
+def build_indexes(session: pytest.Session, bench_run: BenchRun) -> None:
+    """Index each content type the selected cases need, reporting each build."""
+    config = session.config
+    needed = sorted(
+        {item.case.content_type for item in session.items if isinstance(item, CaseItem)}
+    )
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    for content_type in needed:
+        if content_type in bench_run.corpora or content_type in bench_run.index_errors:
+            continue  # an earlier step of the session (--qualbench-lint) indexed it
+        label = (
+            f"indexing {content_type}: {len(bench_run.fixture_set.entries(content_type))} entries"
+        )
+        ticker = _Ticker(reporter, label)
+        every = 1.0 if ticker.rewrites else LOG_TICK_S
+        with ticking(ticker.tick, after=PROGRESS_AFTER_S, every=every):
+            outcome = bench_run.build(content_type)
+        ticker.done(*_built_line(label, outcome), verbose=config.option.verbose >= 0)
+
+
+def is_xdist_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
+
+
+def _built_line(label: str, outcome: IndexedCorpus | Exception) -> tuple[str, dict[str, bool]]:
+    if isinstance(outcome, Exception):
+        return f"{label} failed: {type(outcome).__name__}: {outcome}", {"red": True}
+    texts = outcome.chunk_texts
+    chunks = "" if texts is None else f" -> {texts.chunk_count} chunks"
+    return f"{label}{chunks}, {outcome.index_ms:.0f} ms", {}
+
+
+class _Ticker:
+    """Writes the elapsed time of one build: rewriting one line on a terminal, else a line."""
+
+    def __init__(self, reporter: Any, label: str) -> None:
+        self.reporter = reporter
+        self.label = label
+        self.rewrites = reporter is not None and bool(reporter.isatty)
+        self.ticked = False
+
+    def tick(self, elapsed_s: float) -> None:
+        if self.reporter is None:
+            return
+        text = f"{self.label} ... {elapsed_s:.0f} s"
+        if self.rewrites:
+            self.reporter.rewrite(text, erase=True)
+        else:
+            self.reporter.write_line(text)
+        self.ticked = True
+
+    def done(self, text: str, markup: dict[str, bool], *, verbose: bool) -> None:
+        if self.reporter is None:
+            return
+        if self.ticked and self.rewrites:
+            self.reporter.rewrite(text if verbose or markup else "", erase=True, **markup)
+            self.reporter.write("\n")
+        elif verbose or markup:
+            self.reporter.write_line(text, **markup)
