@@ -117,8 +117,9 @@ def test_injected_script_does_not_run_and_shows_as_text(
 
 def test_single_run_charts_render(open_report: Callable[..., OpenedPage]) -> None:
     opened = open_report(report(rankers=True))
-    assert_charts_drawn(opened, "content-types", (960, 380), 1)
+    assert_charts_drawn(opened, "content-types", (470, 300), 6)
     assert_charts_drawn(opened, "ranks", (960, 380), 1)
+    assert_charts_drawn(opened, "negatives", (470, 300), 1)
     assert_charts_drawn(opened, "rankers", (960, 380), 1)
 
 

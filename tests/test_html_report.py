@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import re
 import sys
 from pathlib import Path
 
 import pytest
 
-from pytest_qualbench.report.html.charts import rank_histogram
+from pytest_qualbench.report.html.charts import (
+    count_step,
+    negative_outcomes,
+    rank_histogram,
+    rate_axis,
+)
 from pytest_qualbench.report.html.model import HtmlExtraMissing, MixedDatasets, Segment
 from pytest_qualbench.report.html.page import (
     aggregate_cases,
@@ -89,7 +95,7 @@ def test_failure_shows_query_needles_and_marked_top_results() -> None:
 def test_charts_are_inline_svg_of_fixed_size_without_script() -> None:
     html = render_html([report(level=0.8), report(level=0.9)])
     sizes = re.findall(r'<svg[^>]*width="(\d+)"[^>]*height="(\d+)"', html)
-    assert sizes.count(("470", "300")) == 6
+    assert sizes.count(("470", "300")) == 7  # six metrics, the negative cases
     assert sizes.count(("960", "380")) == 1
 
 
@@ -163,9 +169,38 @@ def test_rank_histogram_counts_every_case_once() -> None:
     assert counts["3"] == 0
     assert counts[">10"] == 1
     assert counts["not found"] == 1
-    assert counts["negative: empty"] == 1
-    assert counts["negative: returned"] == 1
-    assert sum(counts.values()) == 6
+    assert sum(counts.values()) == 4
+
+
+def test_negative_cases_have_their_own_counts() -> None:
+    assert negative_outcomes(report()) == [
+        ("returned nothing (pass)", 1),
+        ("returned results (fail)", 1),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("values", "axis"),
+    [
+        ([0.84, 1.0], (0.8, 1.0)),
+        ([1.0, None], (0.95, 1.0)),
+        ([0.01, 0.5], (0.0, 1.0)),
+        ([], (0.0, 1.0)),
+    ],
+)
+def test_rate_axes_zoom_to_the_data(values: list[float | None], axis: tuple[float, float]) -> None:
+    assert rate_axis(values) == axis
+
+
+@pytest.mark.parametrize(("tallest", "step"), [(1, 1), (10, 1), (11, 2), (66, 10), (247, 50)])
+def test_count_axes_step_by_one_two_or_five(tallest: int, step: int) -> None:
+    assert count_step(tallest) == step
+
+
+def test_a_zoomed_axis_says_where_it_starts_and_no_null_shows() -> None:
+    html = render_html([report(level=0.9)])
+    assert "(axis from " in html
+    assert ">null<" not in html
 
 
 def test_mark_needles_prefers_the_longest_needle_at_a_position() -> None:
@@ -226,3 +261,20 @@ def test_write_html_replaces_the_file_and_leaves_no_temporary(tmp_path: Path) ->
     write_html(target, "<p>new</p>")
     assert target.read_text(encoding="utf-8") == "<p>new</p>"
     assert [path.name for path in target.parent.iterdir()] == ["report.html"]
+
+
+def test_html_without_the_extra_is_a_usage_error_before_collection(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "jinja2", None)
+    (pytester.path / "bench_fixtures").mkdir()
+    fixture = {"id": "md_001", "content_type": "markdown", "haystack": "alpha",
+               "source_label": "s", "source_kind": "durable", "cases": []}  # fmt: skip
+    (pytester.path / "bench_fixtures" / "m.jsonl").write_text(json.dumps(fixture) + "\n")
+    result = pytester.runpytest_inprocess("--qualbench", "--qualbench-html=page.html")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["*qualbench: --qualbench-html: the HTML report needs Jinja2 and pygal: "
+         "pip install 'pytest-qualbench[[]html]'"]
+    )  # fmt: skip
+    assert "collected" not in result.stdout.str()

@@ -49,6 +49,7 @@ def start_benchmark(config: pytest.Config, paths: Sequence[Path]) -> None:
         config.addinivalue_line(
             "markers", f"{content_type}: a qualbench case over {content_type} content"
         )
+    _require_html_extra(config)
     files = discover_fixture_files(paths)
     if not files:
         shown = ", ".join(str(path) for path in paths)
@@ -74,6 +75,19 @@ def start_benchmark(config: pytest.Config, paths: Sequence[Path]) -> None:
         )
         config.stash[reporter_key] = reporter
         config.pluginmanager.register(reporter, "qualbench-reporter")
+
+
+def _require_html_extra(config: pytest.Config) -> None:
+    """A usage error before collection, not a warning after the whole run."""
+    if not config.option.qualbench_html:
+        return
+    from pytest_qualbench.report.html.model import HtmlExtraMissing
+    from pytest_qualbench.report.html.render import require_html_extra
+
+    try:
+        require_html_extra()
+    except HtmlExtraMissing as exc:
+        raise pytest.UsageError(f"qualbench: --qualbench-html: {exc}") from None
 
 
 def _engine_factory(config: pytest.Config) -> EngineFactory:

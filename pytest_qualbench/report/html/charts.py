@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -25,10 +26,16 @@ RANK_BEYOND_LABEL = ">10"
 NOT_FOUND_LABEL = "not found"
 
 
-NEGATIVE_EMPTY_LABEL = "negative: empty"
+NEGATIVE_EMPTY_LABEL = "returned nothing (pass)"
 
 
-NEGATIVE_RETURNED_LABEL = "negative: returned"
+NEGATIVE_RETURNED_LABEL = "returned results (fail)"
+
+
+# A rate axis starts below the lowest bar by this margin, rounded down to AXIS_STEP:
+# with every value between 0.84 and 1.0, a 0-1 axis drew every bar nearly full.
+AXIS_MARGIN = 0.02
+AXIS_STEP = 0.05
 
 
 TREND_METRICS = ("hit@1", "mrr", "ndcg@10", "context_recall")
@@ -41,32 +48,52 @@ SMALL_CHART = (470, 300)
 
 
 def rank_histogram(report: Mapping[str, Any]) -> list[tuple[str, int]]:
-    """Case counts by first relevant rank: 1..10, >10, not found, and negatives by outcome."""
+    """Positive case counts by first relevant rank: 1..10, >10, not found."""
     counts = dict.fromkeys(
-        (
-            *(str(rank) for rank in HISTOGRAM_RANKS),
-            RANK_BEYOND_LABEL,
-            NOT_FOUND_LABEL,
-            NEGATIVE_EMPTY_LABEL,
-            NEGATIVE_RETURNED_LABEL,
-        ),
-        0,
+        (*(str(rank) for rank in HISTOGRAM_RANKS), RANK_BEYOND_LABEL, NOT_FOUND_LABEL), 0
     )
     for case in report["cases"]:
-        counts[_rank_bucket(case)] += 1
+        if not case["negative"]:
+            counts[_rank_bucket(case)] += 1
     return list(counts.items())
 
 
+def negative_outcomes(report: Mapping[str, Any]) -> list[tuple[str, int]]:
+    """Negative case counts: returned nothing (the pass), returned results."""
+    negatives = [case for case in report["cases"] if case["negative"]]
+    empty = sum(1 for case in negatives if case["result_count"] == 0)
+    return [(NEGATIVE_EMPTY_LABEL, empty), (NEGATIVE_RETURNED_LABEL, len(negatives) - empty)]
+
+
+def rate_axis(values: Sequence[float | None]) -> tuple[float, float]:
+    """The axis of rates in [0, 1]: from below the lowest value (a multiple of AXIS_STEP) to 1."""
+    present = [value for value in values if value is not None]
+    lowest = min(present, default=0.0)
+    low = max(0.0, math.floor((lowest - AXIS_MARGIN) / AXIS_STEP) * AXIS_STEP)
+    return round(low, 2), 1.0
+
+
+def count_step(tallest: int) -> int:
+    """Whole-case axis labels at 1, 2 or 5 times a power of ten, at most about ten of them."""
+    magnitude = 1
+    while True:
+        for factor in (1, 2, 5):
+            if tallest <= 10 * factor * magnitude:
+                return factor * magnitude
+        magnitude *= 10
+
+
 def _rank_bucket(case: Mapping[str, Any]) -> str:
-    if case["negative"]:
-        return NEGATIVE_EMPTY_LABEL if case["result_count"] == 0 else NEGATIVE_RETURNED_LABEL
     rank = case["rank"]
     if rank is None:
         return NOT_FOUND_LABEL
     return str(rank) if rank <= HISTOGRAM_RANKS[-1] else RANK_BEYOND_LABEL
 
 
-def _chart_config(title: str, size: tuple[int, int], *, unit_range: bool) -> Any:
+def _chart_config(
+    title: str, size: tuple[int, int], *, unit_range: bool, values: Sequence[float | None] = ()
+) -> Any:
+    """A chart's look; a rate chart's axis zooms to `values`, its baseline named in the title."""
     import pygal
 
     config = pygal.Config()
@@ -79,15 +106,29 @@ def _chart_config(title: str, size: tuple[int, int], *, unit_range: bool) -> Any
         font_family="system-ui, sans-serif",
         background="white",
         plot_background="white",
-        value_font_size=10,
+        value_font_size=11,
+        label_font_size=12,
+        major_label_font_size=12,
+        title_font_size=14,
+        legend_font_size=12,
     )
     config.legend_at_bottom = True
     config.print_values = True
     config.print_values_position = "top"
     config.print_zeroes = False
     config.value_formatter = (lambda v: f"{v:.2f}") if unit_range else (lambda v: f"{v:g}")
+    # Printed values say each bar's height; horizontal guides would cross them.
+    config.show_y_guides = False
     if unit_range:
-        config.range = (0, 1)
+        low, high = rate_axis(values)
+        config.range = (low, high)
+        # Bars rise from the axis's own bottom, which the title states when it is not 0.
+        config.zero = low
+        config.y_labels = [
+            round(low + AXIS_STEP * step, 2) for step in range(round((high - low) / AXIS_STEP) + 1)
+        ]
+        if low > 0:
+            config.title = f"{title} (axis from {low:.2f}, not 0)"
     config.truncate_label = -1
     config.truncate_legend = -1
     return config
@@ -117,44 +158,64 @@ def _render_chart(chart: Any, chart_id: str) -> Markup:
 def content_type_charts(
     base: Mapping[str, Any] | None, head: Mapping[str, Any]
 ) -> tuple[Markup, ...]:
+    """One small chart per metric, content types along the axis: few bars, readable values."""
     import pygal
 
-    content_types = sorted(head["by_content_type"])
-    if base is None:
-        chart = pygal.Bar(_chart_config("Metrics by content type", WIDE_CHART, unit_range=True))
-        chart.x_labels = content_types
-        for metric in CHART_METRICS:
-            chart.add(metric, [head["by_content_type"][ct][metric] for ct in content_types])
-        return (_render_chart(chart, "qb-content-types"),)
-    content_types = sorted(set(content_types) | set(base["by_content_type"]))
+    runs = (("run", head),) if base is None else (("base", base), ("head", head))
+    content_types = sorted(set().union(*(report["by_content_type"] for _, report in runs)))
     charts = []
     for index, metric in enumerate(CHART_METRICS):
-        chart = pygal.Bar(_chart_config(metric, SMALL_CHART, unit_range=True))
+        series = [
+            (label, [report["by_content_type"].get(ct, {}).get(metric) for ct in content_types])
+            for label, report in runs
+        ]
+        values = [value for _, row in series for value in row]
+        config = _chart_config(metric, SMALL_CHART, unit_range=True, values=values)
+        config.show_legend = base is not None
+        chart = pygal.Bar(config)
         chart.x_labels = content_types
-        for label, report in (("base", base), ("head", head)):
-            by_type = report["by_content_type"]
-            chart.add(label, [by_type.get(ct, {}).get(metric) for ct in content_types])
+        for label, row in series:
+            chart.add(label, row)
         charts.append(_render_chart(chart, f"qb-content-types-{index}"))
     return tuple(charts)
 
 
 def rank_chart(base: Mapping[str, Any] | None, head: Mapping[str, Any]) -> Markup:
+    """Positive cases by first relevant rank (negative cases have their own chart)."""
+    head_buckets = rank_histogram(head)
+    base_buckets = rank_histogram(base) if base is not None else None
+    return _count_chart(
+        "Positive cases by first relevant rank", "qb-ranks", head_buckets, base_buckets, WIDE_CHART
+    )
+
+
+def negatives_chart(base: Mapping[str, Any] | None, head: Mapping[str, Any]) -> Markup:
+    """Negative cases by outcome: a negative passes only when nothing comes back."""
+    head_counts = negative_outcomes(head)
+    base_counts = negative_outcomes(base) if base is not None else None
+    return _count_chart("Negative cases", "qb-negatives", head_counts, base_counts, SMALL_CHART)
+
+
+def _count_chart(
+    title: str,
+    chart_id: str,
+    head: Sequence[tuple[str, int]],
+    base: Sequence[tuple[str, int]] | None,
+    size: tuple[int, int],
+) -> Markup:
     import pygal
 
-    config = _chart_config("Cases by first relevant rank", WIDE_CHART, unit_range=False)
-    config.x_label_rotation = 20
+    config = _chart_config(title, size, unit_range=False)
+    config.show_legend = base is not None
     chart = pygal.Bar(config)
-    head_buckets = rank_histogram(head)
-    base_buckets = rank_histogram(base) if base is not None else []
-    tallest = max(count for _, count in [*head_buckets, *base_buckets])
-    # Counts are whole cases: integer gridlines, at most about ten, reaching the tallest bar.
-    step = max(1, -(-tallest // 10))
+    tallest = max([1, *(count for _, count in [*head, *(base or ())])])
+    step = count_step(tallest)
     chart.y_labels = list(range(0, tallest + step, step))
-    chart.x_labels = [label for label, _ in head_buckets]
+    chart.x_labels = [label for label, _ in head]
     if base is not None:
-        chart.add("base", [count for _, count in base_buckets])
-    chart.add("head" if base is not None else "cases", [count for _, count in head_buckets])
-    return _render_chart(chart, "qb-ranks")
+        chart.add("base", [count for _, count in base])
+    chart.add("head" if base is not None else "cases", [count for _, count in head])
+    return _render_chart(chart, chart_id)
 
 
 def rankers_chart(rankers: Mapping[str, Any]) -> Markup:
@@ -162,7 +223,9 @@ def rankers_chart(rankers: Mapping[str, Any]) -> Markup:
 
     names = list(rankers["rankers"])
     metrics = sorted(rankers["metrics"], key=metric_sort_key)
-    chart = pygal.Bar(_chart_config("Rankers head to head", WIDE_CHART, unit_range=True))
+    values = [rankers["metrics"][metric].get(name) for metric in metrics for name in names]
+    config = _chart_config("Rankers head to head", WIDE_CHART, unit_range=True, values=values)
+    chart = pygal.Bar(config)
     chart.x_labels = metrics
     for name in names:
         chart.add(name, [rankers["metrics"][metric].get(name) for metric in metrics])
@@ -178,7 +241,10 @@ def _trend_label(report: Mapping[str, Any]) -> str:
 def trend_chart(series: Sequence[Mapping[str, Any]]) -> Markup:
     import pygal
 
-    config = _chart_config("Trend over runs (oldest first)", WIDE_CHART, unit_range=True)
+    values = [report["overall"][metric] for report in series for metric in TREND_METRICS]
+    config = _chart_config(
+        "Trend over runs (oldest first)", WIDE_CHART, unit_range=True, values=values
+    )
     config.print_values = False
     config.x_label_rotation = 20
     chart = pygal.Line(config)

@@ -148,6 +148,7 @@ class Page:
     latency: tuple[LatencyRow, ...]
     content_type_charts: tuple[Markup, ...]
     rank_chart: Markup
+    negatives_chart: Markup
     rankers_chart: Markup | None
     trend_chart: Markup | None
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_qualbench.evaluation.metrics import metric_sort_key
 from pytest_qualbench.report.html.charts import (
     content_type_charts,
+    negatives_chart,
     rank_chart,
     rankers_chart,
     trend_chart,
@@ -144,10 +145,14 @@ def build_page(
         cases_left_out=cases_left_out,
         latency=tuple(
             LatencyRow(content_type, row["p50_ms"], row["p95_ms"], row["index_ms"])
-            for content_type, row in sorted(head["latency"].items())
+            # Content types alphabetically, the overall row last (it is their total).
+            for content_type, row in sorted(
+                head["latency"].items(), key=lambda item: (item[0] == "overall", item[0])
+            )
         ),
         content_type_charts=content_type_charts(base, head),
         rank_chart=rank_chart(base, head),
+        negatives_chart=negatives_chart(base, head),
         rankers_chart=rankers_chart(head["rankers"]) if "rankers" in head else None,
         trend_chart=trend_chart(series) if len(series) > 2 else None,
     )
@@ -288,7 +293,7 @@ def _top_result(result: Mapping[str, Any], needles: Sequence[str]) -> TopResult:
     snippet = str(result["snippet"])
     return TopResult(
         rank=int(result["rank"]),
-        layer=str(result["layer"]),
+        layer=str(result["layer"] or "no layer"),
         title=str(result["title"]),
         segments=mark_needles(snippet, needles),
         relevant=any(needle in snippet for needle in needles),
@@ -296,6 +301,9 @@ def _top_result(result: Mapping[str, Any], needles: Sequence[str]) -> TopResult:
 
 
 def _describe(value: Any) -> str:
+    """A check's expected or actual value as text; a missing one (no rank, no error) is 'none'."""
+    if value is None:
+        return "none"
     if isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
@@ -313,7 +321,7 @@ def _run_info(label: str, report: Mapping[str, Any]) -> RunInfo:
         python=str(metadata["python"]),
         platform=str(metadata["platform"]),
         plugin_version=str(metadata["plugin_version"]),
-        engine_name=str(engine["name"]),
+        engine_name=str(engine["name"] or "—"),
         engine_config=json.dumps(engine["config"], indent=2, sort_keys=True),
         relevant_set=str(metadata["relevant_set"]),
         selection=f"{selection['cases_run']} of {selection['cases_in_fixture_set']} cases",

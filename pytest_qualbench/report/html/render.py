@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -17,6 +18,12 @@ from pytest_qualbench.report.writing import write_text_atomic
 
 if TYPE_CHECKING:
     import jinja2
+
+
+def require_html_extra() -> None:
+    """HtmlExtraMissing unless Jinja2 and pygal are installed; found without importing them."""
+    if any(importlib.util.find_spec(name) is None for name in ("jinja2", "pygal")):
+        raise HtmlExtraMissing()
 
 
 def render_html(
@@ -38,11 +45,7 @@ def render_html(
         raise ValueError("render_html needs at least one report")
     if comparison is not None and len(reports) < 2:
         raise ValueError("a comparison needs two reports (base, head)")
-    try:
-        import jinja2  # noqa: F401
-        import pygal  # noqa: F401
-    except ImportError as error:
-        raise HtmlExtraMissing() from error
+    require_html_extra()
 
     hashes = [str(report["dataset_hash"]) for report in reports]
     hashes_differ = len(set(hashes)) > 1
