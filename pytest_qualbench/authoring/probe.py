@@ -75,17 +75,26 @@ def judged_as(found: Probe, case: Case) -> Probe:
 def report_lines(found: Probe) -> list[str]:
     """Query, corpus, ranked results with needles marked, and each check's outcome."""
     record = found.record
-    chunks = "" if found.corpus_chunks is None else f", {found.corpus_chunks} chunks"
+    chunks = "" if found.corpus_chunks is None else f", {counted(found.corpus_chunks, 'chunk')}"
     lines = [f"query:     {record.query!r}"]
     if record.corrected_query is not None:
         lines.append(f"corrected: {record.corrected_query!r}")
-    lines.append(f"corpus:    {record.content_type}, {found.corpus_entries} entries{chunks}")
+    lines.append(
+        f"corpus:    {record.content_type}, {counted(found.corpus_entries, 'entry')}{chunks}"
+    )
     lines += result_lines(found.results, found.case.needles, found.entry_of_source)
     lines.append("checks:")
     for outcome in check_outcomes(record):
         verdict = {True: "pass", False: "FAIL", None: "-"}[outcome.passed]
         lines.append(f"  {outcome.check:<9}{verdict:<5} {outcome.text}")
     return lines
+
+
+def counted(number: int, noun: str) -> str:
+    """`1 entry`, `2 entries`, `1 chunk`, `7 chunks`."""
+    if number == 1:
+        return f"1 {noun}"
+    return f"{number} {noun[:-1]}ies" if noun.endswith("y") else f"{number} {noun}s"
 
 
 def result_lines(

@@ -14,7 +14,7 @@ from pathlib import Path
 from pytest_qualbench.authoring.add import DEFAULT_SOURCE_KIND, document_files, plan_add
 from pytest_qualbench.authoring.case import plan_case
 from pytest_qualbench.authoring.fixture_lines import AuthoringError, write_lines
-from pytest_qualbench.authoring.probe import report_lines
+from pytest_qualbench.authoring.probe import counted, report_lines
 from pytest_qualbench.authoring.show import show_lines
 from pytest_qualbench.evaluation.judge import CaseRecord
 from pytest_qualbench.evaluation.outcomes import failure_reason
@@ -128,13 +128,9 @@ def _add(arguments: argparse.Namespace, bench: BenchConfig) -> int:
         source_kind=arguments.kind,
     )
     write_lines(target, plan.lines)
-    print(f"{target}: {len(plan.added)} {'entry' if len(plan.added) == 1 else 'entries'} added")
+    print(f"{target}: {counted(len(plan.added), 'entry')} added")
     for added in plan.added:
-        chunks = (
-            ""
-            if added.chunks is None
-            else f", {added.chunks} chunk{'s' if added.chunks != 1 else ''}"
-        )
+        chunks = "" if added.chunks is None else f", {counted(added.chunks, 'chunk')}"
         print(f"  {added.entry_id:<10} {added.document} ({added.content_type}{chunks})")
     first = plan.added[0]
     print(

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from pytest_qualbench.authoring.probe import counted
 from pytest_qualbench.evaluation.runner import BenchRun, IndexedCorpus
 from pytest_qualbench.plugin.items import CaseItem
 from pytest_qualbench.plugin.progress import ticking
@@ -36,7 +37,8 @@ def build_indexes(session: pytest.Session, bench_run: BenchRun) -> None:
         if content_type in bench_run.corpora or content_type in bench_run.index_errors:
             continue  # an earlier step of the session (--qualbench-lint) indexed it
         label = (
-            f"indexing {content_type}: {len(bench_run.fixture_set.entries(content_type))} entries"
+            f"indexing {content_type}: "
+            f"{counted(len(bench_run.fixture_set.entries(content_type)), 'entry')}"
         )
         ticker = _Ticker(reporter, label)
         every = 1.0 if ticker.rewrites else LOG_TICK_S
@@ -53,7 +55,7 @@ def _built_line(label: str, outcome: IndexedCorpus | Exception) -> tuple[str, di
     if isinstance(outcome, Exception):
         return f"{label} failed: {type(outcome).__name__}: {outcome}", {"red": True}
     texts = outcome.chunk_texts
-    chunks = "" if texts is None else f" -> {texts.chunk_count} chunks"
+    chunks = "" if texts is None else f" -> {counted(texts.chunk_count, 'chunk')}"
     return f"{label}{chunks}, {outcome.index_ms:.0f} ms", {}
 
 
