@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from pytest_qualbench.engine.types import Result
 from pytest_qualbench.evaluation.judge import judge
 from pytest_qualbench.fixtures import Case
@@ -93,3 +95,21 @@ def test_unenforced_floors_say_how_much_ran() -> None:
     lines = summary(built, None, check_floors(built, FLOORS, enforced=False), -1)
     assert (lines[2].text, lines[2].colour) == ("floors not enforced: 2 of 3 cases ran", YELLOW)
     assert len(lines) == 3
+
+
+WORD_FIXTURE = (
+    '{"id": "md_001", "content_type": "markdown", "haystack": "alpha", "source_label": "s", '
+    '"source_kind": "durable", "cases": [{"case_id": "md_001_q1", "query": "alpha", '
+    '"needles": ["alpha"], "expected_layer": "rrf(porter+trigram)", "expected_rank_ceiling": 3}]}\n'
+)
+
+
+def test_colour_goes_through_pytest_so_color_no_is_honoured(pytester: pytest.Pytester) -> None:
+    (pytester.path / "bench_fixtures").mkdir()
+    (pytester.path / "bench_fixtures" / "m.jsonl").write_text(WORD_FIXTURE)
+    floor = "--qualbench-floor=mrr:1.0"
+    coloured = pytester.runpytest("--qualbench", "-q", "--color=yes", floor).stdout.str()
+    assert "\x1b[32mfloors: all 1 met" in coloured
+    plain = pytester.runpytest("--qualbench", "-q", "--color=no", floor).stdout.str()
+    assert "floors: all 1 met" in plain
+    assert "\x1b[" not in plain
