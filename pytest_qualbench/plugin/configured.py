@@ -38,8 +38,8 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--engine",
         metavar="MODULE:FACTORY",
-        help="engine factory, as --qualbench-engine (default: ini qualbench_engine, "
-        "a conftest.py pytest_qualbench_make_engine hook, else the built-in engine)",
+        help="engine factory, as --qualbench-engine (default: ini qualbench_engine, else the "
+        "built-in engine; a conftest.py pytest_qualbench_make_engine hook overrides both)",
     )
 
 
