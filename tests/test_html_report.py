@@ -14,6 +14,7 @@ from pytest_qualbench.report.html.charts import (
     negative_outcomes,
     rank_histogram,
     rate_axis,
+    rate_labels,
 )
 from pytest_qualbench.report.html.model import HtmlExtraMissing, MixedDatasets, Segment
 from pytest_qualbench.report.html.page import (
@@ -190,6 +191,15 @@ def test_negative_cases_have_their_own_counts() -> None:
 )
 def test_rate_axes_zoom_to_the_data(values: list[float | None], axis: tuple[float, float]) -> None:
     assert rate_axis(values) == axis
+
+
+@pytest.mark.parametrize(
+    ("low", "labels"),
+    [(0.9, [0.9, 0.95, 1.0]), (0.45, [0.45, 0.55, 0.65, 0.75, 0.85, 1.0]),
+     (0.0, [0.0, 0.2, 0.4, 0.6, 0.8, 1.0])],
+)  # fmt: skip
+def test_rate_labels_start_at_the_baseline(low: float, labels: list[float]) -> None:
+    assert rate_labels(low, 1.0) == labels
 
 
 @pytest.mark.parametrize(("tallest", "step"), [(1, 1), (10, 1), (11, 2), (66, 10), (247, 50)])

@@ -83,6 +83,17 @@ def count_step(tallest: int) -> int:
         magnitude *= 10
 
 
+def rate_labels(low: float, high: float) -> list[float]:
+    """About five to ten labels from the axis's bottom (always labelled) up to 1."""
+    steps = round((high - low) / AXIS_STEP)
+    stride = 1 if steps <= 8 else 2 if steps <= 16 else 4
+    labels = [round(low + AXIS_STEP * index, 2) for index in range(0, steps + 1, stride)]
+    # The top label is 1; one closer to it than a stride would crowd it.
+    return (
+        labels if labels[-1] == high else [*labels[:-1], high] if len(labels) > 1 else [low, high]
+    )
+
+
 def _rank_bucket(case: Mapping[str, Any]) -> str:
     rank = case["rank"]
     if rank is None:
@@ -124,9 +135,7 @@ def _chart_config(
         config.range = (low, high)
         # Bars rise from the axis's own bottom, which the title states when it is not 0.
         config.zero = low
-        config.y_labels = [
-            round(low + AXIS_STEP * step, 2) for step in range(round((high - low) / AXIS_STEP) + 1)
-        ]
+        config.y_labels = rate_labels(low, high)
         if low > 0:
             config.title = f"{title} (axis from {low:.2f}, not 0)"
     config.truncate_label = -1
