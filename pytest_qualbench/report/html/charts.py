@@ -89,9 +89,7 @@ def rate_labels(low: float, high: float) -> list[float]:
     stride = 1 if steps <= 8 else 2 if steps <= 16 else 4
     labels = [round(low + AXIS_STEP * index, 2) for index in range(0, steps + 1, stride)]
     # The top label is 1; one closer to it than a stride would crowd it.
-    return (
-        labels if labels[-1] == high else [*labels[:-1], high] if len(labels) > 1 else [low, high]
-    )
+    return labels if labels[-1] == high else [*labels[:-1], high]
 
 
 def _rank_bucket(case: Mapping[str, Any]) -> str:
