@@ -11,7 +11,14 @@ from collections.abc import Sequence
 import numpy as np
 
 from pytest_qualbench.engine.analysis import fold, query_words
-from pytest_qualbench.engine.bm25 import UNKNOWN_TERM, DocIds, Mask, PostingIndex, union_sorted
+from pytest_qualbench.engine.bm25 import (
+    UNKNOWN_TERM,
+    DocIds,
+    Mask,
+    PostingIndex,
+    Weights,
+    union_sorted,
+)
 from pytest_qualbench.engine.ranking import top
 from pytest_qualbench.engine.types import Chunk
 
@@ -26,21 +33,46 @@ def trigram_keys(folded: str) -> DocIds:
     return keys
 
 
-def sorted_by_key(
-    row_keys: DocIds, docs: DocIds, counts: DocIds
-) -> tuple[DocIds, DocIds, DocIds, DocIds]:
-    """Rows given in doc order, sorted by key: distinct keys, a term id per row, docs, counts.
+def trigram_rows(haystacks: Sequence[str]) -> tuple[DocIds, DocIds, Weights]:
+    """One row per distinct (trigram, haystack), in haystack order: key, doc and count.
 
-    One stable sort keeps each key's docs ascending, so the rows arrive at
-    PostingIndex already grouped by term (a cheaper route than np.unique with
-    return_inverse followed by PostingIndex's own sort of random term ids).
+    Rows go straight into buffers sized for every window (the most rows there can
+    be), not into per-haystack arrays joined afterwards: at 10^5 chunks each
+    joined int64 column was another 620 MB at the build's peak.
+    """
+    windows = sum(max(len(text) - 2, 0) for text in haystacks)
+    keys = np.empty(windows, dtype=np.int64)
+    counts = np.empty(windows, dtype=np.uint32)
+    rows_per_doc = []
+    filled = 0
+    for text in haystacks:
+        distinct, repeats = np.unique(trigram_keys(text), return_counts=True)
+        keys[filled : filled + len(distinct)] = distinct
+        counts[filled : filled + len(distinct)] = repeats
+        filled += len(distinct)
+        rows_per_doc.append(len(distinct))
+    # Doc ids fit int32 below 2**31 chunks, as PostingIndex stores them.
+    id_type = np.int32 if len(haystacks) < 2**31 else np.int64
+    docs = np.repeat(np.arange(len(haystacks), dtype=id_type), rows_per_doc)
+    return keys[:filled], docs, counts[:filled]
+
+
+def grouped_by_key(
+    row_keys: DocIds, docs: DocIds, counts: Weights
+) -> tuple[DocIds, DocIds, DocIds, Weights]:
+    """Rows given in doc order, grouped by key: distinct keys, their offsets, docs, counts.
+
+    One stable sort keeps each key's docs ascending, which is the posting layout
+    itself, so PostingIndex takes the columns as they are (`PostingIndex.grouped`).
     """
     order = np.argsort(row_keys, kind="stable")
     sorted_keys = row_keys[order]
     starts = np.ones(len(sorted_keys), dtype=bool)
     starts[1:] = sorted_keys[1:] != sorted_keys[:-1]
-    terms: DocIds = np.cumsum(starts) - 1
-    return sorted_keys[starts], terms, docs[order], counts[order]
+    offsets = np.append(np.flatnonzero(starts), len(sorted_keys)).astype(np.int64)
+    distinct = sorted_keys[starts]
+    del sorted_keys, starts
+    return distinct, offsets, docs[order], counts[order]
 
 
 def haystack(chunk: Chunk) -> str:
@@ -78,17 +110,12 @@ class TrigramLayer:
         # a second copy of the corpus would be a sixth of the index's memory.
         self.chunks = chunks
         haystacks = [haystack(chunk) for chunk in chunks]
-        # One row per (trigram, doc) with its count, rows in doc order.
-        distinct = [np.unique(trigram_keys(h), return_counts=True) for h in haystacks]
-        row_keys = np.concatenate([keys for keys, _ in distinct] or [np.empty(0, np.int64)])
-        counts = np.concatenate([n for _, n in distinct] or [np.empty(0, np.int64)])
-        rows_per_doc = [len(keys) for keys, _ in distinct]
-        docs = np.repeat(np.arange(len(distinct), dtype=np.int64), rows_per_doc)
         lengths = [max(len(h) - 2, 0) for h in haystacks]
-        self.keys, terms, docs, counts = sorted_by_key(row_keys, docs, counts)
-        self.index = PostingIndex(
-            terms, docs, counts, term_count=len(self.keys), doc_lengths=lengths, k1=k1, b=b
-        )
+        row_keys, docs, counts = trigram_rows(haystacks)
+        del haystacks
+        self.keys, offsets, docs, counts = grouped_by_key(row_keys, docs, counts)
+        del row_keys
+        self.index = PostingIndex.grouped(docs, counts, offsets, lengths, k1=k1, b=b)
 
     @classmethod
     def stored(cls, chunks: Sequence[Chunk], keys: DocIds, index: PostingIndex) -> TrigramLayer:
