@@ -82,7 +82,7 @@ def pytest_terminal_summary(
 ) -> None:
     lines = config.stash[LEDGER].table()
     if len(lines) > 2:
-        terminalreporter.section("qualbench performance: engine / FTS5, same run")
+        terminalreporter.section("qualbench performance: engine and peers, same run")
         for line in lines:
             terminalreporter.write_line(line)
     quality = config.stash[QUALITY]

@@ -1,58 +1,37 @@
-"""Measurement helpers shared by the benchmarks: timing, percentiles, index size, scaling."""
+"""Measurement helpers shared by the benchmarks: interleaved query passes, percentiles, slopes."""
 
 from __future__ import annotations
 
-import gc
 import math
 import statistics
-import sys
 import time
-import types
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
-import numpy as np
+Search = Callable[[str], list[int]]
 
 
-def deep_size_bytes(root: object) -> int:
-    """Bytes of every object reachable from root: sys.getsizeof each, plus numpy buffers.
+def interleaved_pass(
+    searches: Mapping[str, Search],
+    queries: Sequence[str],
+    samples: Mapping[str, list[list[int]]],
+) -> dict[str, list[list[int]]]:
+    """Run every query on every system, one query at a time, and time each search.
 
-    Modules, classes and functions are shared with the rest of the process, not
-    part of an index, so the walk does not enter them. A numpy array's getsizeof
-    counts its buffer when it owns it; a view's buffer is counted through its base.
+    Query by query, not system by system: a change in the machine's pace then
+    hits every system alike. The system order rotates from query to query, so
+    none always runs first (on cold caches) or last. Appends each search's
+    nanoseconds to samples[system][query] and returns each system's results.
     """
-    seen: set[int] = set()
-    pending = [root]
-    total = 0
-    while pending:
-        item = pending.pop()
-        if id(item) in seen or isinstance(item, _SHARED_TYPES):
-            continue
-        seen.add(id(item))
-        total += sys.getsizeof(item)
-        if isinstance(item, np.ndarray):
-            if item.base is not None:
-                pending.append(item.base)
-            if item.dtype != object:
-                continue
-        pending.extend(gc.get_referents(item))
-    return total
-
-
-_SHARED_TYPES = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType)
-
-
-def timed_passes(
-    search: Callable[[str], object], queries: Sequence[str], samples: list[list[int]]
-) -> Callable[[], None]:
-    """A function that runs every query once, appending each query's nanoseconds to samples."""
-
-    def one_pass() -> None:
-        for query, query_samples in zip(queries, samples, strict=True):
-            start = time.perf_counter_ns()
-            search(query)
-            query_samples.append(time.perf_counter_ns() - start)
-
-    return one_pass
+    names = list(searches)
+    results: dict[str, list[list[int]]] = {name: [] for name in names}
+    for number, query in enumerate(queries):
+        shift = number % len(names)
+        for name in names[shift:] + names[:shift]:
+            started = time.perf_counter_ns()
+            found = searches[name](query)
+            samples[name][number].append(time.perf_counter_ns() - started)
+            results[name].append(found)
+    return results
 
 
 def median_query_ms(samples: Sequence[Sequence[int]]) -> float:

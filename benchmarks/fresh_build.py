@@ -1,0 +1,65 @@
+"""One system's index build in a fresh process: its time and its memory as the OS sees it.
+
+`python -m benchmarks.fresh_build SYSTEM CHUNKS` prints one JSON line:
+build seconds, peak RSS during the build and RSS retained once it is done,
+both in MB above the process's RSS just before the build (interpreter,
+libraries and the corpus, which every system holds alike). Before that
+baseline the system builds over ten entries, so imports and one-off set-up
+stay out of both the clock and the memory; then the kernel's high-water mark
+is reset (`/proc/self/clear_refs`), so the peak is the build's own.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import sys
+import time
+from pathlib import Path
+
+from benchmarks.corpus import Corpus, build_corpus
+from benchmarks.systems import MAKERS
+
+STATUS = Path("/proc/self/status")
+WARM_UP_CHUNKS = 10
+
+
+def status_mb(field: str) -> float:
+    """A memory field of /proc/self/status (VmRSS, VmHWM), in MB."""
+    for line in STATUS.read_text().splitlines():
+        if line.startswith(f"{field}:"):
+            return int(line.split()[1]) / 1024
+    raise LookupError(f"{field} not in {STATUS}")
+
+
+def reset_peak() -> None:
+    """Set the process's peak RSS (VmHWM) to its current RSS (Linux >= 4.0)."""
+    Path("/proc/self/clear_refs").write_text("5")
+
+
+def measure(system: str, chunks: int) -> dict[str, float]:
+    corpus = build_corpus(chunks)
+    warm_up = Corpus(corpus.entries[:WARM_UP_CHUNKS], corpus.queries)
+    MAKERS[system]().build(warm_up)
+    gc.collect()
+    built = MAKERS[system]()
+    baseline = status_mb("VmRSS")
+    reset_peak()
+    started = time.perf_counter()
+    built.build(corpus)
+    seconds = time.perf_counter() - started
+    peak = status_mb("VmHWM")
+    gc.collect()
+    retained = status_mb("VmRSS")
+    # Answer one query so the index is known to be whole, and kept alive until here.
+    built.search(corpus.queries[0].text)
+    return {"build_s": seconds, "peak_mb": peak - baseline, "retained_mb": retained - baseline}
+
+
+def main() -> None:
+    system, chunks = sys.argv[1], int(sys.argv[2])
+    sys.stdout.write(json.dumps(measure(system, chunks)) + "\n")
+
+
+if __name__ == "__main__":
+    main()
