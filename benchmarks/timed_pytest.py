@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_qualbench.engine.analysis import porter_stemmer
 from pytest_qualbench.engine.builtin import load_libraries
 from pytest_qualbench.sections.tokens import token_counter
 
@@ -43,6 +44,7 @@ def pace_loop_ms() -> float:
 
 def main(out: str, args: list[str]) -> None:
     load_libraries()
+    porter_stemmer()
     token_counter()
     before = pace_loop_ms()
     started = time.perf_counter()

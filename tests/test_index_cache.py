@@ -11,6 +11,8 @@ import hashlib
 import io
 import json
 import pickle
+import subprocess
+import sys
 import zipfile
 from collections.abc import Callable
 from dataclasses import replace
@@ -263,3 +265,31 @@ def test_store_replaces_atomically_and_leaves_no_temporary_files(
     assert sorted(path.name for path in cache.directory.iterdir()) == ["markdown.idx"]
     assert cache.load("markdown", "two", Engine()).status == "hit"
     assert cache.load("markdown", "one", Engine()).status == "stale"
+
+
+RESTORED_RUN = """
+import sys
+from pathlib import Path
+from pytest_qualbench.engine import Engine
+from pytest_qualbench.engine.types import ALL_KINDS
+from pytest_qualbench.index_cache import IndexCache
+loaded = IndexCache(Path(sys.argv[1])).load("markdown", "k", Engine())
+assert loaded.status == "hit", loaded.status
+print(loaded.engine.search("connection pool settings", kinds=ALL_KINDS)[0].source)
+print("nltk" in sys.modules)
+loaded.engine.search("pooled connections", kinds=ALL_KINDS)
+print("nltk" in sys.modules)
+"""
+
+
+def test_a_restored_index_loads_nltk_only_for_words_it_has_never_seen(
+    tmp_path: Path, engine: Engine
+) -> None:
+    IndexCache(tmp_path).store("markdown", "k", engine)
+    completed = subprocess.run(
+        [sys.executable, "-c", RESTORED_RUN, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert completed.stdout.split() == ["bench-md_001", "False", "True"]

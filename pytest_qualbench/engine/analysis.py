@@ -102,8 +102,12 @@ def index_terms(text: str) -> list[str]:
     return [stem(token) for token in tokenize(text) if token not in STOPWORDS]
 
 
+def query_tokens(text: str) -> list[str]:
+    """The tokens of a query that become its porter terms: stopwords only when all are."""
+    tokens = tokenize(text)
+    return [token for token in tokens if token not in STOPWORDS] or tokens
+
+
 def query_terms(text: str) -> list[str]:
     """Porter terms of a query; stopwords are kept when every term is one."""
-    tokens = tokenize(text)
-    content = [token for token in tokens if token not in STOPWORDS]
-    return [stem(token) for token in (content or tokens)]
+    return [stem(token) for token in query_tokens(text)]

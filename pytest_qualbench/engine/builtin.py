@@ -1,6 +1,7 @@
 """The built-in engine: chunk, index two layers, fuse them with RRF, correct typos.
 
-numpy, nltk and rapidfuzz load when `index()` first runs, not when this module is
+numpy and rapidfuzz load when an engine is made and nltk when `index()` runs (or a
+restored index meets a query word it has never seen), not when this module is
 imported: the plugin imports the package in every pytest session.
 """
 
@@ -156,9 +157,13 @@ class Engine:
 
     def index(self, entries: Sequence[Entry]) -> None:
         """Chunk and index all entries of one content type, replacing any earlier index."""
+        from pytest_qualbench.engine.analysis import porter_stemmer
         from pytest_qualbench.engine.porter import PorterLayer
         from pytest_qualbench.engine.trigram import TrigramLayer
 
+        # Building stems every word; an index restored from the cache stems only
+        # query words it has never seen, so nltk loads here, not with the engine.
+        porter_stemmer()
         chunks: list[Chunk] = []
         warnings: list[str] = []
         # Entries sorted by (source, id) make the index, hence every ranking and tie,
@@ -318,16 +323,14 @@ class Engine:
 
 
 def load_libraries() -> None:
-    """Import numpy, rapidfuzz and nltk's stemmer.
+    """Import numpy and rapidfuzz, which every index needs, built or restored.
 
     Done when an engine is made: not at package import (the plugin imports the
-    package in every pytest session), and not inside `index()`, whose duration the
-    report states as the corpus's build time.
+    package in every pytest session). nltk's stemmer loads when it is first
+    needed: at the start of `index()`, or for a query word a restored index
+    has never seen.
     """
     from pytest_qualbench.engine import fuzzy, porter, trigram  # noqa: F401
-    from pytest_qualbench.engine.analysis import porter_stemmer
-
-    porter_stemmer()
 
 
 def renumber(chunks: Sequence[Chunk]) -> tuple[Chunk, ...]:

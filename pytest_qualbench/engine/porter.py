@@ -9,7 +9,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from pytest_qualbench.engine.analysis import STOPWORDS, query_terms, raw_words, stem, word_tokens
+from pytest_qualbench.engine.analysis import STOPWORDS, query_tokens, raw_words, stem, word_tokens
 from pytest_qualbench.engine.bm25 import (
     UNKNOWN_TERM,
     DocIds,
@@ -119,6 +119,14 @@ class PorterLayer:
             ],
             dtype=np.int64,
         )
+        # The term of every indexed word, so a query of known words needs no stemmer
+        # (nltk takes 1-4 s to import where scipy is installed; an index from the
+        # cache then answers without it).
+        self.word_terms: dict[str, int] = {
+            word: term
+            for word, term in zip(words, term_of_word.tolist(), strict=True)
+            if term != UNKNOWN_TERM
+        }
         body_terms = term_of_word[body_words]
         title_terms = term_of_word[title_words]
         pairs, weights = weighted_pairs(
@@ -143,6 +151,7 @@ class PorterLayer:
         word_frequency: dict[str, int],
         identifier_parts: frozenset[str],
         term_ids: dict[str, int],
+        word_terms: dict[str, int],
         index: PostingIndex,
         *,
         k3: float,
@@ -153,8 +162,15 @@ class PorterLayer:
         layer.word_frequency = word_frequency
         layer.identifier_parts = identifier_parts
         layer.term_ids = term_ids
+        layer.word_terms = word_terms
         layer.index = index
         return layer
+
+    def term_id(self, token: str) -> int:
+        """The term of a query token: looked up for an indexed word, else stemmed."""
+        if token in self.word_terms:
+            return self.word_terms[token]
+        return self.term_ids.get(stem(token), UNKNOWN_TERM)
 
     def knows(self, word: str) -> bool:
         """True when the folded word, or its stem, occurs in some chunk."""
@@ -167,7 +183,7 @@ class PorterLayer:
         A query term repeated in the query weighs more (Robertson's k3 component):
         a long request names what it is about more than once.
         """
-        counts = Counter(self.term_ids.get(term, UNKNOWN_TERM) for term in query_terms(query))
+        counts = Counter(self.term_id(token) for token in query_tokens(query))
         terms = list(counts)
         weights = [query_term_weight(counts[term], self.k3) for term in terms]
         every = self.index.docs_with_all(terms)

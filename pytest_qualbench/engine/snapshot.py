@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from pytest_qualbench.engine.bm25 import PostingIndex
+from pytest_qualbench.engine.bm25 import UNKNOWN_TERM, PostingIndex
 from pytest_qualbench.engine.porter import PorterLayer
 from pytest_qualbench.engine.trigram import TrigramLayer
 from pytest_qualbench.engine.types import Chunk, IndexState
@@ -65,6 +65,11 @@ def index_state(
     """Everything a search needs; derived state (the fuzzy vocabulary, kinds) is rebuilt."""
     arrays: dict[str, npt.NDArray[Any]] = {
         "porter.word_frequency": np.fromiter(porter.word_frequency.values(), dtype=np.int64),
+        # Each word's term, UNKNOWN_TERM for stopwords (which are not indexed).
+        "porter.word_terms": np.fromiter(
+            (porter.word_terms.get(word, UNKNOWN_TERM) for word in porter.word_frequency),
+            dtype=np.int64,
+        ),
         "trigram.keys": trigram.keys,
     }
     for prefix, index in (("porter.", porter.index), ("trigram.", trigram.index)):
@@ -94,6 +99,11 @@ def restored(state: IndexState, *, k1: float, b: float, k3: float) -> Restored:
     frequency = _array(state.arrays, "porter.word_frequency")
     if frequency.dtype != np.int64 or frequency.shape != (len(words),):
         raise ValueError("porter word frequencies do not match the words")
+    word_terms = _array(state.arrays, "porter.word_terms")
+    if word_terms.dtype != np.int64 or word_terms.shape != (len(words),):
+        raise ValueError("porter word terms do not match the words")
+    if len(words) and (word_terms.min() < UNKNOWN_TERM or word_terms.max() >= len(terms)):
+        raise ValueError("porter word terms out of range")
     porter_index = PostingIndex.stored(_prefixed(state.arrays, "porter."), k1=k1, b=b)
     if len(porter_index.offsets) != len(terms) + 1 or porter_index.size != len(chunks):
         raise ValueError("porter postings do not match the terms or the chunks")
@@ -101,6 +111,11 @@ def restored(state: IndexState, *, k1: float, b: float, k3: float) -> Restored:
         dict(zip(words, frequency.tolist(), strict=True)),
         identifier_parts,
         {term: term_id for term_id, term in enumerate(terms)},
+        {
+            word: term
+            for word, term in zip(words, word_terms.tolist(), strict=True)
+            if term != UNKNOWN_TERM
+        },
         porter_index,
         k3=k3,
     )
