@@ -127,7 +127,9 @@ class Ledger:
         if value is None:
             return f"{'-':>15}"
         spread = self.spread(scale, metric, system)
-        text = f"{value:.3g}" if spread is None else f"{value:.3g} ({spread[0]:.3g}-{spread[1]:.3g})"
+        text = (
+            f"{value:.3g}" if spread is None else f"{value:.3g} ({spread[0]:.3g}-{spread[1]:.3g})"
+        )
         return f"{text:>15}"
 
 

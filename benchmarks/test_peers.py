@@ -55,9 +55,7 @@ def fresh_build(system: str, chunks: int) -> dict[str, float]:
     return measured
 
 
-def test_builds_in_fresh_processes(
-    benchmark: BenchmarkFixture, ledger: Ledger, scale: str
-) -> None:
+def test_builds_in_fresh_processes(benchmark: BenchmarkFixture, ledger: Ledger, scale: str) -> None:
     rounds: list[int] = []
 
     def one_round() -> None:
