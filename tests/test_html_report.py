@@ -185,7 +185,9 @@ def test_negative_cases_have_their_own_counts() -> None:
     [
         ([0.84, 1.0], (0.8, 1.0)),
         ([1.0, None], (0.95, 1.0)),
-        ([0.01, 0.5], (0.0, 1.0)),
+        ([0.37, 0.44], (0.35, 0.5)),
+        ([0.01, 0.99], (0.0, 1.0)),
+        ([0.0], (0.0, 0.05)),
         ([], (0.0, 1.0)),
     ],
 )
@@ -209,7 +211,7 @@ def test_count_axes_step_by_one_two_or_five(tallest: int, step: int) -> None:
 
 def test_a_zoomed_axis_says_where_it_starts_and_no_null_shows() -> None:
     html = render_html([report(level=0.9)])
-    assert "(axis from " in html
+    assert "(axis 0.85 to 0.95, not 0 to 1)" in html
     assert ">null<" not in html
 
 

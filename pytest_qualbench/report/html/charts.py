@@ -66,11 +66,15 @@ def negative_outcomes(report: Mapping[str, Any]) -> list[tuple[str, int]]:
 
 
 def rate_axis(values: Sequence[float | None]) -> tuple[float, float]:
-    """The axis of rates in [0, 1]: from below the lowest value (a multiple of AXIS_STEP) to 1."""
-    present = [value for value in values if value is not None]
-    lowest = min(present, default=0.0)
-    low = max(0.0, math.floor((lowest - AXIS_MARGIN) / AXIS_STEP) * AXIS_STEP)
-    return round(low, 2), 1.0
+    """The axis of rates in [0, 1]: from below the lowest value to above the highest.
+
+    Both ends are multiples of AXIS_STEP at least AXIS_MARGIN beyond the data, within 0-1.
+    """
+    present = [value for value in values if value is not None] or [0.0, 1.0]
+    # The rounding guard keeps 0.35 / 0.05 from flooring to 6 in binary floating point.
+    low = max(0.0, math.floor((min(present) - AXIS_MARGIN) / AXIS_STEP + 1e-9) * AXIS_STEP)
+    high = min(1.0, math.ceil((max(present) + AXIS_MARGIN) / AXIS_STEP - 1e-9) * AXIS_STEP)
+    return round(low, 2), round(high, 2)
 
 
 def count_step(tallest: int) -> int:
@@ -84,11 +88,11 @@ def count_step(tallest: int) -> int:
 
 
 def rate_labels(low: float, high: float) -> list[float]:
-    """About five to ten labels from the axis's bottom (always labelled) up to 1."""
+    """About five to ten labels from the axis's bottom to its top, both labelled."""
     steps = round((high - low) / AXIS_STEP)
     stride = 1 if steps <= 8 else 2 if steps <= 16 else 4
     labels = [round(low + AXIS_STEP * index, 2) for index in range(0, steps + 1, stride)]
-    # The top label is 1; one closer to it than a stride would crowd it.
+    # One label closer to the top than a stride would crowd it.
     return labels if labels[-1] == high else [*labels[:-1], high]
 
 
@@ -134,8 +138,8 @@ def _chart_config(
         # Bars rise from the axis's own bottom, which the title states when it is not 0.
         config.zero = low
         config.y_labels = rate_labels(low, high)
-        if low > 0:
-            config.title = f"{title} (axis from {low:.2f}, not 0)"
+        if (low, high) != (0.0, 1.0):
+            config.title = f"{title} (axis {low:.2f} to {high:.2f}, not 0 to 1)"
     config.truncate_label = -1
     config.truncate_legend = -1
     return config
