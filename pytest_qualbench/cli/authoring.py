@@ -64,9 +64,9 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     )
 
     case = commands.add_parser("case", help="probe a query with the engine and add it as a case")
-    case.add_argument("file", type=Path, metavar="FILE")
-    case.add_argument("entry_id", metavar="ENTRY_ID")
-    case.add_argument("query", metavar="QUERY")
+    case.add_argument("file", type=Path, metavar="FILE", help="the JSONL fixture file")
+    case.add_argument("entry_id", metavar="ENTRY_ID", help="the entry whose text answers")
+    case.add_argument("query", metavar="QUERY", help="what a user would type")
     case.add_argument(
         "--needle",
         action="append",
@@ -92,7 +92,7 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     show = commands.add_parser(
         "show", help="one case's ranked results and checks, as the benchmark sees them"
     )
-    show.add_argument("case_id", metavar="CASE_ID")
+    show.add_argument("case_id", metavar="CASE_ID", help="e.g. md_001_q1")
     show.add_argument(
         "paths",
         nargs="*",
