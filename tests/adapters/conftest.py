@@ -1,0 +1,77 @@
+"""Adapters are tested against their real libraries and a live PostgreSQL server.
+
+The libraries are imported here, before any pytester session: an in-process
+pytester run forgets modules first imported inside it, and native extensions
+cannot be imported twice.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Callable, Iterator
+
+import bm25s  # noqa: F401
+import psycopg
+import pytest
+import tantivy  # noqa: F401
+import wordllama  # noqa: F401
+
+from pytest_qualbench.fixtures import Entry
+from tests.postgres_server import server_binaries, throwaway_server
+
+MakeEntry = Callable[..., Entry]
+
+
+@pytest.fixture
+def make_entry() -> MakeEntry:
+    def make(
+        entry_id: str,
+        haystack: str,
+        *,
+        content_type: str = "markdown",
+        kind: str = "durable",
+        metadata: dict[str, object] | None = None,
+    ) -> Entry:
+        return Entry(
+            id=entry_id,
+            content_type=content_type,
+            haystack=haystack,
+            source_label=f"bench-{entry_id}",
+            source_kind=kind,
+            cases=(),
+            path="fixtures.jsonl",
+            line=1,
+            metadata=metadata or {},
+        )
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def postgres_dsn() -> Iterator[str]:
+    """$QUALBENCH_POSTGRES_DSN if set, else a throwaway server started for this session."""
+    given = os.environ.get("QUALBENCH_POSTGRES_DSN")
+    if given:
+        yield given
+        return
+    binaries = server_binaries()
+    if binaries is None:
+        pytest.skip(
+            "no PostgreSQL server here: apt-get install postgresql (or set QUALBENCH_POSTGRES_DSN)"
+        )
+    try:
+        with throwaway_server(binaries) as dsn:
+            yield dsn
+    except subprocess.CalledProcessError as exc:
+        pytest.skip(f"PostgreSQL server could not be started: {exc.stderr or exc}")
+
+
+@pytest.fixture
+def postgres(
+    postgres_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[psycopg.Connection[tuple[object, ...]]]:
+    """A connection to the server, with $QUALBENCH_POSTGRES_DSN pointing at it."""
+    monkeypatch.setenv("QUALBENCH_POSTGRES_DSN", postgres_dsn)
+    with psycopg.connect(postgres_dsn, autocommit=True) as connection:
+        yield connection
