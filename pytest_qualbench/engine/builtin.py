@@ -157,13 +157,6 @@ class Engine:
 
     def index(self, entries: Sequence[Entry]) -> None:
         """Chunk and index all entries of one content type, replacing any earlier index."""
-        from pytest_qualbench.engine.analysis import porter_stemmer
-        from pytest_qualbench.engine.porter import PorterLayer
-        from pytest_qualbench.engine.trigram import TrigramLayer
-
-        # Building stems every word; an index restored from the cache stems only
-        # query words it has never seen, so nltk loads here, not with the engine.
-        porter_stemmer()
         chunks: list[Chunk] = []
         warnings: list[str] = []
         # Entries sorted by (source, id) make the index, hence every ranking and tie,
@@ -172,12 +165,29 @@ class Engine:
             chunked = chunking.chunk_entry_with_warnings(entry)
             chunks.extend(chunked.chunks)
             warnings.extend(chunked.warnings)
-        renumbered = renumber(chunks)
+        self._build(renumber(chunks), tuple(warnings))
+
+    def index_chunks(self, chunks: Sequence[Chunk]) -> None:
+        """Index chunks made elsewhere (the hybrid engine's, a ranker's), replacing any index.
+
+        Chunk i is document i: its order is the tie-break order.
+        """
+        self._build(tuple(chunks), ())
+
+    def _build(self, chunks: tuple[Chunk, ...], warnings: tuple[str, ...]) -> None:
+        from pytest_qualbench.engine.analysis import porter_stemmer
+        from pytest_qualbench.engine.porter import PorterLayer
+        from pytest_qualbench.engine.trigram import TrigramLayer
+
+        # Building stems every word; an index restored from the cache stems only
+        # query words it has never seen, so nltk loads here, not with the engine.
+        porter_stemmer()
+
         porter = PorterLayer(
-            renumbered, k1=self.k1, b=self.b, k3=self.k3, title_weight=self.title_weight
+            chunks, k1=self.k1, b=self.b, k3=self.k3, title_weight=self.title_weight
         )
-        trigram = TrigramLayer(renumbered, k1=self.k1, b=self.b)
-        self._set_index(renumbered, tuple(warnings), porter, trigram)
+        trigram = TrigramLayer(chunks, k1=self.k1, b=self.b)
+        self._set_index(chunks, warnings, porter, trigram)
 
     def _set_index(
         self,
