@@ -112,7 +112,7 @@ def test_raising_engine_fails_its_cases_with_its_traceback(project: pytest.Pytes
             "wordengine:Missing",
             "*engine 'wordengine:Missing': 'wordengine' has no attribute 'Missing'*",
         ),
-        ("wordengine", "*engine 'wordengine': expected 'package.module:factory'*"),
+        ("wordengine", "*unknown engine 'wordengine'; registered: bm25s, builtin, *"),
     ],
 )
 def test_bad_engine_path_is_a_usage_error(

@@ -9,7 +9,6 @@ which xdist worker runs it.
 from __future__ import annotations
 
 import bisect
-import importlib
 import itertools
 import time
 from collections.abc import Callable, Collection, Iterable
@@ -18,41 +17,15 @@ from typing import Any
 
 from pytest_qualbench.engine.types import ALL_KINDS, SearchEngine
 from pytest_qualbench.evaluation.judge import CHECKS, CaseRecord, judge
-from pytest_qualbench.fixtures.schema import Case, FixtureSet
+from pytest_qualbench.fixtures.schema import BUILTIN_VOCABULARY, Case, FixtureSet, Vocabulary
 
 DEFAULT_ENGINE = "pytest_qualbench.engine:Engine"
 
 EngineFactory = Callable[[str], SearchEngine]
 
 
-class EngineSpecError(ValueError):
-    """An engine named as `module:factory` that cannot be imported or called."""
-
-
 class IndexingFailed(RuntimeError):
     """A content type whose corpus failed to index earlier in this session."""
-
-
-def load_engine_factory(spec: str) -> Callable[[], SearchEngine]:
-    """Resolve `package.module:factory` to the callable it names."""
-    module_name, separator, attribute = spec.partition(":")
-    if not separator or not module_name or not attribute:
-        raise EngineSpecError(f"engine {spec!r}: expected 'package.module:factory'")
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise EngineSpecError(f"engine {spec!r}: cannot import {module_name!r}: {exc}") from exc
-    target: object = module
-    for part in attribute.split("."):
-        if not hasattr(target, part):
-            raise EngineSpecError(
-                f"engine {spec!r}: {module_name!r} has no attribute {attribute!r}"
-            )
-        target = getattr(target, part)
-    if not callable(target):
-        raise EngineSpecError(f"engine {spec!r}: {attribute!r} is not callable")
-    factory: Callable[[], SearchEngine] = target
-    return factory
 
 
 @dataclass
@@ -116,6 +89,8 @@ class BenchRun:
     engine_factory: EngineFactory
     limit: int
     checks: Collection[str] = CHECKS
+    # The configured engine's layer names and content types (fixtures were validated against it).
+    vocabulary: Vocabulary = BUILTIN_VOCABULARY
     corpora: dict[str, IndexedCorpus] = field(default_factory=dict)
     index_errors: dict[str, Exception] = field(default_factory=dict)
     # Content types whose index error a case has raised (shown with its traceback).
@@ -182,6 +157,7 @@ class BenchRun:
             corrected_query=corrected,
             latency_ms=round(latency_ms, 3),
             checks=self.checks,
+            layer_checked=self.vocabulary.checks_layer(case.expected_layer),
         )
 
     def index_times(self) -> dict[str, float]:
@@ -189,6 +165,13 @@ class BenchRun:
 
     def lists_chunks(self) -> bool:
         return all(corpus.chunk_texts is not None for corpus in self.corpora.values())
+
+    def close(self) -> None:
+        """Let every engine release what it holds outside the process (`close()` is optional)."""
+        for corpus in self.corpora.values():
+            close = getattr(corpus.engine, "close", None)
+            if callable(close):
+                close()
 
 
 def engine_info(bench_run: BenchRun) -> dict[str, Any] | None:

@@ -71,8 +71,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--qualbench-engine",
         dest="qualbench_engine",
-        metavar="MODULE:FACTORY",
-        help="engine factory to benchmark (default: ini qualbench_engine, else the built-in engine)",
+        metavar="NAME",
+        help="engine to benchmark: builtin, bm25s, tantivy, postgres, dense, hybrid, a name "
+        "registered by another package, or package.module:factory "
+        "(default: ini qualbench_engine, else builtin)",
     )
     group.addoption(
         "--qualbench-compare",
@@ -106,7 +108,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=(),
         metavar="LIST",
         help="head-to-head table of these rankers over the engine's chunks, comma-separated "
-        "names (flatfile, bm25, engine, quality, or registered ones) or package.module:factory",
+        "names (flatfile, bm25, engine, quality, an engine short name, or registered ones) "
+        "or package.module:factory",
     )
     group.addoption(
         "--qualbench-tokens-k",
@@ -141,7 +144,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     parser.addini(
         "qualbench_engine",
-        "engine factory as package.module:factory (default: built-in)",
+        "engine short name or package.module:factory (default: builtin)",
+        default="",
+    )
+    parser.addini(
+        "qualbench_postgres_dsn",
+        "PostgreSQL DSN of the postgres engine (default: $QUALBENCH_POSTGRES_DSN)",
         default="",
     )
 

@@ -7,6 +7,7 @@ project's ordinary test runs never import any of this.
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -14,24 +15,29 @@ from typing import Any
 
 import pytest
 
+from pytest_qualbench.adapters.registry import (
+    EngineMaker,
+    EngineSpecError,
+    declared,
+    ini_options,
+    resolve_engine,
+)
 from pytest_qualbench.evaluation.judge import CHECKS, parse_checks
 from pytest_qualbench.evaluation.runner import (
     DEFAULT_ENGINE,
     BenchRun,
     EngineFactory,
-    EngineSpecError,
     engine_info,
-    load_engine_factory,
 )
 from pytest_qualbench.fixtures.discovery import discover_fixture_files
 from pytest_qualbench.fixtures.loading import load_fixture_set
-from pytest_qualbench.fixtures.schema import CONTENT_TYPES
+from pytest_qualbench.fixtures.schema import BUILTIN_VOCABULARY, CONTENT_TYPES, Vocabulary
 from pytest_qualbench.index_cache import CACHE_DIR
 from pytest_qualbench.options import positive_int
 from pytest_qualbench.plugin.indexing import build_indexes, is_xdist_worker
 from pytest_qualbench.plugin.items import CaseItem, QualbenchFile, bench_run_key
 from pytest_qualbench.plugin.reporter import QualbenchReporter
-from pytest_qualbench.report.floors import Floor, parse_floor
+from pytest_qualbench.report.floors import Floor, parse_floor, scope_error
 from pytest_qualbench.sections.extra import SectionOptions, retrieved_tokens
 from pytest_qualbench.sections.rankers import (
     RankerSpecError,
@@ -44,8 +50,10 @@ reporter_key = pytest.StashKey["QualbenchReporter"]()
 
 def start_benchmark(config: pytest.Config, paths: Sequence[Path]) -> None:
     """Load the fixture set, make the run's state, and register the benchmark's hooks."""
+    maker = engine_maker(config, _engine_spec(config))
+    vocabulary = _vocabulary(config, maker)
     config.addinivalue_line("markers", "qualbench: a qualbench search case")
-    for content_type in CONTENT_TYPES:
+    for content_type in vocabulary.content_types:
         config.addinivalue_line(
             "markers", f"{content_type}: a qualbench case over {content_type} content"
         )
@@ -54,13 +62,14 @@ def start_benchmark(config: pytest.Config, paths: Sequence[Path]) -> None:
     if not files:
         shown = ", ".join(str(path) for path in paths)
         raise pytest.UsageError(f"qualbench: no .jsonl fixture files found in {shown}")
-    fixture_set = load_fixture_set(files, config.rootpath)
+    fixture_set = load_fixture_set(files, config.rootpath, vocabulary)
     bench_run = BenchRun(
         fixture_set=fixture_set,
-        engine_factory=_engine_factory(config),
+        engine_factory=_engine_factory(config, maker),
         limit=config.option.qualbench_limit or _ini_value(config, "qualbench_limit", positive_int),
         checks=config.option.qualbench_checks
         or _ini_value(config, "qualbench_checks", _ini_checks),
+        vocabulary=vocabulary,
     )
     config.stash[bench_run_key] = bench_run
     config.pluginmanager.register(sys.modules[__name__], "qualbench-session")
@@ -69,7 +78,7 @@ def start_benchmark(config: pytest.Config, paths: Sequence[Path]) -> None:
         reporter = QualbenchReporter(
             config,
             fixture_set,
-            _floors(config),
+            _floors(config, vocabulary),
             _report_path(config),
             section_options=_section_options(config),
         )
@@ -90,23 +99,55 @@ def _require_html_extra(config: pytest.Config) -> None:
         raise pytest.UsageError(f"qualbench: --qualbench-html: {exc}") from None
 
 
-def _engine_factory(config: pytest.Config) -> EngineFactory:
-    spec = config.option.qualbench_engine or config.getini("qualbench_engine") or DEFAULT_ENGINE
+def _engine_spec(config: pytest.Config) -> str:
+    spec: str = (
+        config.option.qualbench_engine or config.getini("qualbench_engine") or DEFAULT_ENGINE
+    )
+    return spec
+
+
+def engine_maker(config: pytest.Config, spec: str) -> EngineMaker:
+    """The factory a short name or module:factory names, with its ini options bound."""
     try:
-        default_factory = load_engine_factory(spec)
+        factory = resolve_engine(spec)
     except EngineSpecError as exc:
         raise pytest.UsageError(f"qualbench: {exc}") from None
+    keywords = {
+        keyword: value
+        for keyword, ini_name in ini_options(spec).items()
+        if (value := str(config.getini(ini_name)))
+    }
+    return functools.partial(factory, **keywords) if keywords else factory
 
+
+def _vocabulary(config: pytest.Config, maker: EngineMaker) -> Vocabulary:
+    """The layer names and content types the configured engine declares (on its factory)."""
+    if config.hook.pytest_qualbench_make_engine.get_hookimpls():
+        return BUILTIN_VOCABULARY
+    factory = maker.func if isinstance(maker, functools.partial) else maker
+    layers = declared(factory, "layers")
+    extra_types = declared(factory, "content_types") or ()
+    return Vocabulary(
+        engine=_engine_spec(config),
+        layers=BUILTIN_VOCABULARY.layers if layers is None else layers,
+        content_types=tuple(dict.fromkeys((*CONTENT_TYPES, *extra_types))),
+    )
+
+
+def _engine_factory(config: pytest.Config, maker: EngineMaker) -> EngineFactory:
     def make_engine(content_type: str) -> Any:
         engine = config.hook.pytest_qualbench_make_engine(config=config, content_type=content_type)
-        return engine if engine is not None else default_factory()
+        return engine if engine is not None else maker()
 
     return make_engine
 
 
 def _section_options(config: pytest.Config) -> SectionOptions:
     try:
-        rankers = tuple((name, resolve_ranker(name)) for name in config.option.qualbench_rankers)
+        rankers = tuple(
+            (name, resolve_ranker(name, lambda spec: engine_maker(config, spec)))
+            for name in config.option.qualbench_rankers
+        )
     except RankerSpecError as exc:
         raise pytest.UsageError(f"qualbench: {exc}") from None
     hook_engines = config.hook.pytest_qualbench_make_engine.get_hookimpls()
@@ -139,16 +180,24 @@ def _ini_value(config: pytest.Config, name: str, parse: Any) -> Any:
         raise pytest.UsageError(f"qualbench: ini {name}: {exc}") from None
 
 
-def _floors(config: pytest.Config) -> list[Floor]:
-    """Floors from the ini file, overridden metric by metric by the command line."""
+def _floors(config: pytest.Config, vocabulary: Vocabulary) -> list[Floor]:
+    """Floors from the ini file, overridden metric by metric by the command line.
+
+    A floor may name any content type the configured engine accepts.
+    """
     floors: dict[str, Floor] = {}
     for line in config.getini("qualbench_floors"):
         try:
-            floor = parse_floor(line)
+            floor = parse_floor(line, vocabulary.content_types, vocabulary.engine)
         except argparse.ArgumentTypeError as exc:
             raise pytest.UsageError(f"qualbench: ini qualbench_floors: {exc}") from None
         floors[floor.name] = floor
     for floor in config.option.qualbench_floors:
+        problem = floor.scope and scope_error(
+            floor.scope, vocabulary.content_types, vocabulary.engine
+        )
+        if problem:
+            raise pytest.UsageError(f"qualbench: --qualbench-floor {floor.name}: {problem}")
         floors[floor.name] = floor
     return list(floors.values())
 
@@ -205,3 +254,10 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
             "engine": engine_info(bench_run),
             "retrieved_tokens": retrieved_tokens(bench_run, _tokens_k(config)),
         }
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    # After the reporter's sections, which still search the engines.
+    bench_run = config.stash.get(bench_run_key, None)
+    if bench_run is not None:
+        bench_run.close()

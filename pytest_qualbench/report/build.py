@@ -129,4 +129,8 @@ def without_timings(report: Mapping[str, Any]) -> dict[str, Any]:
         {key: value for key, value in case.items() if key not in CASE_TIMING_KEYS}
         for case in report["cases"]
     ]
+    if isinstance(report.get("rankers"), Mapping):
+        stripped["rankers"] = {
+            key: value for key, value in report["rankers"].items() if key != "p50_ms"
+        }
     return stripped

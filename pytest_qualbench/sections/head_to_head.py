@@ -8,11 +8,12 @@ engine's lift over every other ranker is given absolute and relative.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pytest_qualbench.engine.types import Chunk, SearchEngine
-from pytest_qualbench.evaluation.metrics import mean_metrics, positive_case_metrics
+from pytest_qualbench.evaluation.metrics import mean_metrics, percentile, positive_case_metrics
 from pytest_qualbench.fixtures.schema import Case
 from pytest_qualbench.sections.rankers import RANKING_DEPTH, Ranker, RankerFactory
 
@@ -60,6 +61,7 @@ def head_to_head(
     names = [name for name, _ in rankers]
     positives = sorted((case for case in cases if not case.is_negative), key=lambda c: c.case_id)
     per_ranker: dict[str, list[dict[str, float]]] = {name: [] for name in names}
+    latencies: dict[str, list[float]] = {name: [] for name in names}
     by_type: dict[str, dict[str, Any]] = {}
     for content_type in sorted({case.content_type for case in positives}):
         engine, chunks = corpus_of(content_type)
@@ -67,10 +69,16 @@ def head_to_head(
         type_values: dict[str, list[dict[str, float]]] = {}
         for name, factory in rankers:
             ranker: Ranker = factory(engine, chunks)
-            type_values[name] = [
-                ranking_metrics(case, chunks, ranker.rank(case.query, chunks))
-                for case in type_cases
-            ]
+            type_values[name] = []
+            for case in type_cases:
+                started = time.perf_counter()
+                ranking = ranker.rank(case.query, chunks)
+                latencies[name].append((time.perf_counter() - started) * 1000.0)
+                type_values[name].append(ranking_metrics(case, chunks, ranking))
+            # A ranker holding an index outside the process (a server, files) releases it.
+            close = getattr(ranker, "close", None)
+            if callable(close):
+                close()
             per_ranker[name].extend(type_values[name])
         by_type[content_type] = {
             "cases": len(type_cases),
@@ -83,6 +91,8 @@ def head_to_head(
         "cases": len(positives),
         "metrics": metrics,
         "lift": lift_table(metrics, names),
+        # Each rank() call, the ranker's own query time over the same chunks.
+        "p50_ms": {name: _rounded(percentile(latencies[name], 0.50)) for name in names},
         "by_content_type": by_type,
     }
 
@@ -124,6 +134,10 @@ def summary_lines(section: Mapping[str, Any]) -> list[str]:
     for metric in HEAD_TO_HEAD_METRICS:
         row = section["metrics"][metric]
         lines.append(f"{metric:<13}" + "".join(f"{_fmt(row[name]):>{width}}" for name in names))
+    # Reports written before p50_ms was recorded have no such row.
+    if "p50_ms" in section:
+        p50 = section["p50_ms"]
+        lines.append(f"{'p50 ms':<13}" + "".join(f"{_fmt(p50[name]):>{width}}" for name in names))
     if section["lift"]:
         lines.append(
             f"{'engine lift':<13}" + "".join(f"{metric:>18}" for metric in HEAD_TO_HEAD_METRICS)
@@ -137,6 +151,10 @@ def summary_lines(section: Mapping[str, Any]) -> list[str]:
             )
             lines.append(f"{'vs ' + other:<13}{cells}")
     return lines
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
 
 
 def _fmt(value: float | None) -> str:

@@ -20,6 +20,12 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
+from pytest_qualbench.adapters.registry import (
+    EngineMaker,
+    EngineSpecError,
+    registered_engines,
+    resolve_engine,
+)
 from pytest_qualbench.engine.types import ALL_KINDS, Chunk, Result, SearchEngine
 
 # Every ranking is judged on its first 10 chunks: ndcg@10 is the deepest metric shown.
@@ -74,14 +80,26 @@ def parse_ranker_names(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(name.strip() for name in text.split(",") if name.strip()))
 
 
-def resolve_ranker(spec: str) -> RankerFactory:
-    """A registered name, or `package.module:factory` naming a factory callable."""
+def resolve_ranker(
+    spec: str, make_engine: Callable[[str], EngineMaker] = resolve_engine
+) -> RankerFactory:
+    """A registered name, an engine short name, or `package.module:factory` naming a factory.
+
+    An engine short name ranks the benchmarked engine's chunks with that engine,
+    made by `make_engine(name)` (the plugin binds its ini options there).
+    """
     if spec in _REGISTRY:
         return _REGISTRY[spec]
     if ":" not in spec:
+        engines = registered_engines()
+        if spec in engines:
+            try:
+                return engine_ranker(make_engine(spec))
+            except EngineSpecError as exc:
+                raise RankerSpecError(f"ranker {spec!r}: {exc}") from None
         raise RankerSpecError(
-            f"unknown ranker {spec!r}; registered: {', '.join(registered_rankers())}"
-            " (or give package.module:factory)"
+            f"unknown ranker {spec!r}; registered: {', '.join(registered_rankers())};"
+            f" engines: {', '.join(sorted(engines))} (or give package.module:factory)"
         )
     try:
         target = pkgutil.resolve_name(spec)
@@ -201,6 +219,41 @@ class EngineRanker:
 def make_engine(engine: SearchEngine, chunks: Sequence[Chunk]) -> Ranker:
     """Factory of `engine`: reuses the engine the benchmark already indexed."""
     return EngineRanker(engine)
+
+
+# --- an engine by short name, over the benchmarked engine's chunks ----------------
+
+
+class IndexedEngineRanker:
+    """Another engine indexed over the same chunks (`index_chunks`), its results mapped back."""
+
+    def __init__(self, engine: Any, chunks: Sequence[Chunk], depth: int = RANKING_DEPTH) -> None:
+        self._engine = engine
+        self._depth = depth
+        engine.index_chunks(chunks)
+
+    def rank(self, query: str, chunks: Sequence[Chunk]) -> list[int]:
+        results = self._engine.search(query, limit=self._depth, kinds=ALL_KINDS)
+        return result_chunk_indexes(results, chunks)
+
+    def close(self) -> None:
+        close = getattr(self._engine, "close", None)
+        if callable(close):
+            close()
+
+
+def engine_ranker(make_engine: EngineMaker) -> RankerFactory:
+    """Factory of an engine-name ranker: a fresh engine that indexes the given chunks."""
+
+    def make(engine: SearchEngine, chunks: Sequence[Chunk]) -> Ranker:
+        other = make_engine()
+        if not callable(getattr(other, "index_chunks", None)):
+            raise RankerSpecError(
+                f"{type(other).__name__} cannot rank given chunks: it has no index_chunks()"
+            )
+        return IndexedEngineRanker(other, chunks)
+
+    return make
 
 
 # --- quality: an example reranker over entry metadata ------------------------------

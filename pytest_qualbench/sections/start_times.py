@@ -24,8 +24,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_qualbench.adapters.registry import resolve_engine
 from pytest_qualbench.engine.types import ALL_KINDS, DEFAULT_LIMIT, Result, SearchEngine
-from pytest_qualbench.evaluation.runner import load_engine_factory
 from pytest_qualbench.fixtures.loading import load_fixture_set
 from pytest_qualbench.fixtures.schema import Entry
 from pytest_qualbench.index_cache import IndexCache, cache_key
@@ -77,7 +77,7 @@ def warm_up(factory: Callable[[], SearchEngine], content_type: str) -> None:
 def measure(request: Mapping[str, Any]) -> dict[str, Any]:
     """One measurement, in this process: `request["mode"]` is "cold" or "seeded"."""
     sys.path[:0] = [entry for entry in request["sys_path"] if entry not in sys.path]
-    factory = load_engine_factory(request["engine"])
+    factory = resolve_engine(request["engine"])
     fixture_set = load_fixture_set(
         [Path(path) for path in request["fixture_paths"]], Path(request["root"])
     )
