@@ -43,7 +43,8 @@ def floor_option(text: str) -> Floor:
     """argparse `type=` for --qualbench-floor."""
     from pytest_qualbench.report.floors import parse_floor
 
-    return parse_floor(text)
+    # The content type is checked once the engine, which may declare more, is known.
+    return parse_floor(text, content_types=None)
 
 
 def checks_option(text: str) -> frozenset[str]:

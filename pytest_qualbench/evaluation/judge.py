@@ -168,8 +168,13 @@ def judge(
     corrected_query: str | None = None,
     latency_ms: float = 0.0,
     checks: Collection[str] = CHECKS,
+    layer_checked: bool = True,
 ) -> CaseRecord:
-    """Score and check one case. `relevant_total` None means: count the relevant results returned."""
+    """Score and check one case. `relevant_total` None means: count the relevant results returned.
+
+    `layer_checked` False (an expected layer the engine does not label, or `any`)
+    leaves the case out of the layer check and `layer_accuracy`.
+    """
     texts = [result.text for result in results]
     relevant = [_first_needle(text, case.needles) is not None for text in texts]
     first_index = relevant.index(True) if True in relevant else None
@@ -188,11 +193,13 @@ def judge(
             rank_ceiling=case.expected_rank_ceiling,
             first_relevant_layer=layer,
             expected_layer=case.expected_layer,
-            layers_reported=layers_reported,
+            layers_reported=layers_reported and layer_checked,
         )
     failures = tuple(
         failure
-        for failure in _check(case, len(results), rank, layer, found, layers_reported)
+        for failure in _check(
+            case, len(results), rank, layer, found, layers_reported and layer_checked
+        )
         if failure.type in checks
     )
     # Only a failure shows its top results (message and report); snippets of a

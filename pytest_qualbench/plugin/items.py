@@ -13,7 +13,7 @@ import pytest
 
 from pytest_qualbench.evaluation.judge import CaseRecord, error_record
 from pytest_qualbench.evaluation.runner import BenchRun
-from pytest_qualbench.fixtures.schema import CONTENT_TYPES, Case, FixtureError
+from pytest_qualbench.fixtures.schema import Case, FixtureError
 from pytest_qualbench.plugin.failures import case_failure, engine_failure
 
 if TYPE_CHECKING:
@@ -55,7 +55,8 @@ class QualbenchFile(pytest.File):
             )
         # One decorator per mark for the whole file: `pytest.mark.<name>` builds a
         # new one on every access (about 5 us), twice per case.
-        marks = {name: getattr(pytest.mark, name) for name in ("qualbench", *CONTENT_TYPES)}
+        names = ("qualbench", *bench_run.vocabulary.content_types)
+        marks = {name: getattr(pytest.mark, name) for name in names}
         for entry in fixture_file.entries:
             for case in entry.cases:
                 item = CaseItem.from_parent(self, name=case.case_id, case=case)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,8 +51,14 @@ class FloorVerdict:
         return f"{self.floor.name} {value} {relation} floor {self.floor.value:.3f}"
 
 
-def parse_floor(text: str) -> Floor:
-    """Parse `METRIC:VALUE` or `CONTENT_TYPE.METRIC:VALUE`; argparse `type=` compatible."""
+def parse_floor(
+    text: str, content_types: Collection[str] | None = CONTENT_TYPES, accepted_by: str = ""
+) -> Floor:
+    """Parse `METRIC:VALUE` or `CONTENT_TYPE.METRIC:VALUE`; argparse `type=` compatible.
+
+    `content_types` None leaves the scope unchecked: the command line is parsed
+    before the engine, whose declared content types a floor may name, is known.
+    """
     name, separator, raw_value = text.rpartition(":")
     if not separator or not name:
         raise argparse.ArgumentTypeError(f"floor {text!r}: expected METRIC:VALUE, e.g. mrr:0.9")
@@ -61,10 +67,10 @@ def parse_floor(text: str) -> Floor:
         raise argparse.ArgumentTypeError(
             f"floor {text!r}: unknown metric {metric!r}; known: {', '.join(ALL_METRIC_NAMES)}"
         )
-    if scope and scope not in CONTENT_TYPES:
-        raise argparse.ArgumentTypeError(
-            f"floor {text!r}: unknown content type {scope!r}; known: {', '.join(CONTENT_TYPES)}"
-        )
+    if scope and content_types is not None:
+        problem = scope_error(scope, content_types, accepted_by)
+        if problem:
+            raise argparse.ArgumentTypeError(f"floor {text!r}: {problem}")
     try:
         value = float(raw_value)
     except ValueError:
@@ -72,6 +78,14 @@ def parse_floor(text: str) -> Floor:
     if not 0.0 <= value <= 1.0:
         raise argparse.ArgumentTypeError(f"floor {text!r}: a floor lies between 0 and 1")
     return Floor(metric=metric, scope=scope or None, value=value)
+
+
+def scope_error(scope: str, content_types: Collection[str], accepted_by: str = "") -> str | None:
+    """Why a floor's content type is not one of `content_types`; None when it is."""
+    if scope in content_types:
+        return None
+    engine = f" (what engine {accepted_by!r} accepts)" if accepted_by else ""
+    return f"unknown content type {scope!r}; known: {', '.join(content_types)}{engine}"
 
 
 def metric_value(report: Mapping[str, Any], floor: Floor) -> float | None:
