@@ -6,9 +6,11 @@ The embedding is deterministic and offline: a hashed bag of lowercased words.
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Sequence
 
+import pytest
 from langchain_core.embeddings import Embeddings
 from langchain_core.retrievers import BaseRetriever as LangchainRetriever
 from langchain_core.vectorstores import InMemoryVectorStore
@@ -112,3 +114,38 @@ def test_config_names_the_framework_and_the_factory() -> None:
     assert str(llamaindex.retriever(llamaindex_store)().config["library"]).startswith(
         "llama-index-core "
     )
+
+
+RETRIEVER_MODULE = """
+from tests.adapters.test_retrievers import langchain_store, llamaindex_store
+from pytest_qualbench.adapters import langchain, llamaindex
+
+langchain_engine = langchain.retriever(langchain_store)
+llamaindex_engine = llamaindex.retriever(llamaindex_store)
+"""
+
+
+@pytest.mark.parametrize("engine", ["langchain_engine", "llamaindex_engine"])
+def test_a_retriever_runs_the_benchmark_without_expected_layers(
+    pytester: pytest.Pytester, engine: str
+) -> None:
+    pytester.makepyfile(myretrievers=RETRIEVER_MODULE)
+    pytester.syspathinsert()
+    cases = [
+        {"case_id": "q1", "query": "promote the replica", "needles": ["Promote the replica"],
+         "expected_rank_ceiling": 1},
+        {"case_id": "q2", "query": "evictions when memory is full", "needles": ["Evictions spike"],
+         "expected_rank_ceiling": 1},
+    ]  # fmt: skip
+    line = {
+        "id": "md_001",
+        "content_type": "markdown",
+        "haystack": "# Failover\n\nPromote the replica.\n\n# Cache\n\nEvictions spike when memory is full.",
+        "source_label": "runbook",
+        "source_kind": "durable",
+        "cases": cases,
+    }
+    (pytester.path / "bench_fixtures").mkdir()
+    (pytester.path / "bench_fixtures" / "docs.jsonl").write_text(json.dumps(line) + "\n")
+    result = pytester.runpytest("--qualbench", f"--qualbench-engine=myretrievers:{engine}")
+    result.assert_outcomes(passed=2)
