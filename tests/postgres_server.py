@@ -3,6 +3,8 @@
 `initdb` and `pg_ctl` run in a temporary directory as the current user, or as
 `nobody` when that is root (PostgreSQL refuses to run as root). The server
 listens only on a Unix socket in that directory and trusts its one user.
+
+    python -m tests.postgres_server COMMAND...   # COMMAND runs with $QUALBENCH_POSTGRES_DSN set
 """
 
 from __future__ import annotations
@@ -11,11 +13,13 @@ import glob
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+DSN_VARIABLE = "QUALBENCH_POSTGRES_DSN"
 UNPRIVILEGED_USER = "nobody"
 DATABASE_USER = "qualbench"
 
@@ -71,3 +75,18 @@ def throwaway_server(binaries: Path) -> Iterator[str]:
             )  # fmt: skip
     finally:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+def main(command: list[str]) -> int:
+    """Run `command` with $QUALBENCH_POSTGRES_DSN naming a throwaway server (.ci/run uses it)."""
+    binaries = server_binaries()
+    if binaries is None:
+        print("postgres_server: no initdb under /usr/lib/postgresql: apt-get install postgresql")
+        return 2
+    with throwaway_server(binaries) as dsn:
+        completed = subprocess.run(command, env={**os.environ, DSN_VARIABLE: dsn}, check=False)
+    return completed.returncode
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -232,3 +232,21 @@ def test_xdist_workers_share_one_schema_and_the_last_drops_it(
             "SELECT count(*) FROM pg_namespace WHERE nspname = 'qualbench_sharedrun1'"
         ).fetchone()
     assert left == (0,)
+
+
+BENCH_FIXTURES = Path(__file__).resolve().parents[2] / "bench_fixtures"
+
+
+@pytest.mark.parametrize("name", ["bm25s", "tantivy", "postgres", "dense", "hybrid"])
+def test_each_short_name_runs_the_shipped_benchmark_without_an_error_item(
+    pytester: pytest.Pytester, postgres_dsn: str, name: str
+) -> None:
+    # Floors and known failures are the built-in engine's: only errors count here.
+    pytester.makeini(f"[pytest]\nqualbench_postgres_dsn = {postgres_dsn}\n")
+    for path in BENCH_FIXTURES.glob("*.jsonl"):
+        (pytester.path / "bench_fixtures").mkdir(exist_ok=True)
+        (pytester.path / "bench_fixtures" / path.name).write_bytes(path.read_bytes())
+    result = pytester.runpytest("--qualbench", f"--qualbench-engine={name}", "-q")
+    outcomes = result.parseoutcomes()
+    assert outcomes.get("errors", 0) == 0
+    assert outcomes.get("passed", 0) > 250
