@@ -167,8 +167,12 @@ class BenchRun:
         return all(corpus.chunk_texts is not None for corpus in self.corpora.values())
 
     def close(self) -> None:
-        """Let every engine release what it holds outside the process (`close()` is optional)."""
-        for corpus in self.corpora.values():
+        """Let every engine release what it holds outside the process (`close()` is optional).
+
+        Each engine is closed once, however often this is called.
+        """
+        corpora, self.corpora = self.corpora, {}
+        for corpus in corpora.values():
             close = getattr(corpus.engine, "close", None)
             if callable(close):
                 close()

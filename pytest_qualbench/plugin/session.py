@@ -254,6 +254,9 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
             "engine": engine_info(bench_run),
             "retrieved_tokens": retrieved_tokens(bench_run, _tokens_k(config)),
         }
+        # Here, not at unconfigure: once this hook returns, xdist reports the worker
+        # finished and the controller may end it before it unconfigures.
+        bench_run.close()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
