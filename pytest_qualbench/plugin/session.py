@@ -134,10 +134,13 @@ def _vocabulary(config: pytest.Config, maker: EngineMaker) -> Vocabulary:
     )
 
 
-def _engine_factory(config: pytest.Config, maker: EngineMaker) -> EngineFactory:
+def _engine_factory(config: pytest.Config, maker: EngineMaker | None = None) -> EngineFactory:
+    """One engine per content type: the conftest hook's, else the configured factory's."""
+    default = maker if maker is not None else engine_maker(config, _engine_spec(config))
+
     def make_engine(content_type: str) -> Any:
         engine = config.hook.pytest_qualbench_make_engine(config=config, content_type=content_type)
-        return engine if engine is not None else maker()
+        return engine if engine is not None else default()
 
     return make_engine
 

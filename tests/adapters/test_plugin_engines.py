@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
 import json
+import sys
+from collections.abc import Iterator
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -179,17 +182,33 @@ def test_declared_content_types_load_and_take_floors(
     )
 
 
-def test_an_entry_point_registers_a_short_name(
-    pytester: pytest.Pytester, write_fixture: WriteFixture
-) -> None:
-    pytester.makepyfile(faqengine=FAQ_ENGINE.replace('"exact"', '"porter"'))
-    info = Path(pytester.path / "faqengines-1.0.dist-info")
+@pytest.fixture
+def installed_faqengines(pytester: pytest.Pytester) -> Iterator[None]:
+    """An installed distribution `faqengines` with an entry point, in a site folder of its own.
+
+    Not in the working directory: an xdist worker has '' on sys.path, and
+    importlib.metadata caches what it lists there.
+    """
+    site = pytester.path / "site"
+    site.mkdir()
+    (site / "faqengine.py").write_text(FAQ_ENGINE.replace('"exact"', '"porter"'))
+    info = site / "faqengines-1.0.dist-info"
     info.mkdir()
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: faqengines\nVersion: 1.0\n")
     (info / "entry_points.txt").write_text(
         "[pytest_qualbench.engines]\nfaq = faqengine:FaqEngine\n"
     )
-    pytester.syspathinsert()
+    sys.path.insert(0, str(site))
+    importlib.invalidate_caches()
+    yield
+    sys.path.remove(str(site))
+    importlib.invalidate_caches()
+
+
+@pytest.mark.usefixtures("installed_faqengines")
+def test_an_entry_point_registers_a_short_name(
+    pytester: pytest.Pytester, write_fixture: WriteFixture
+) -> None:
     write_fixture("docs.jsonl", [entry("md_001", "alpha beta", [case("q1", "alpha", ["alpha"])])])
     result = pytester.runpytest("--qualbench", "--qualbench-engine=faq")
     result.assert_outcomes(passed=1)
