@@ -170,15 +170,11 @@ class QualbenchReporter:
         return comparison.exit_code != 0
 
     def _write_html(self, path: Path, report: dict[str, Any]) -> None:
-        from pytest_qualbench.report.html.model import HtmlExtraMissing
+        # The extra's presence was checked before collection (session.start_benchmark).
         from pytest_qualbench.report.html.render import render_html, write_html
 
         base, comparison = self.baseline if self.baseline is not None else (None, None)
-        try:
-            page = render_html([report] if base is None else [base, report], comparison=comparison)
-        except HtmlExtraMissing as exc:
-            self.html_line = f"html report not written: {exc}"
-            return
+        page = render_html([report] if base is None else [base, report], comparison=comparison)
         write_html(path, page)
         self.html_line = f"html report: {path}"
 
