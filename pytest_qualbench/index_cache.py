@@ -24,8 +24,9 @@ import os
 import shutil
 import sys
 import tempfile
+import time
 import zipfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -212,3 +213,51 @@ class IndexCache:
             Path(temporary).unlink(missing_ok=True)
             raise
         return True
+
+
+@dataclass(frozen=True)
+class Indexed:
+    """An engine holding one content type's index, how it got it, and how long that took."""
+
+    engine: Any
+    milliseconds: float
+    cached: bool
+    # What the cache held before: "hit", "missing", "stale", "corrupt", "unsupported".
+    cache_status: str
+    # Whether this run wrote the cache (False on a hit, for an engine without the
+    # protocol, or when the directory cannot be written).
+    stored: bool = False
+
+
+def load_or_index(
+    cache: IndexCache,
+    content_type: str,
+    dataset_hash: str,
+    make_engine: Callable[[], Any],
+    entries: Sequence[Any],
+) -> Indexed:
+    """The content type's engine from the cache when its key matches, else indexed and stored.
+
+    The milliseconds cover the key, the load and, on a miss, the build: what
+    the run spent to have the index. A cache that cannot be written (a
+    read-only checkout) costs the next run a build, not this one its result.
+    """
+    started = time.perf_counter()
+    engine = make_engine()
+    key = cache_key(dataset_hash, content_type, engine)
+    loaded = cache.load(content_type, key, engine)
+    if loaded.engine is not None:
+        return Indexed(loaded.engine, _ms_since(started), True, loaded.status)
+    if loaded.status != "missing":
+        # A failed restore may have left part of an index behind: start from a new engine.
+        engine = make_engine()
+    engine.index(entries)
+    try:
+        stored = cache.store(content_type, key, engine)
+    except OSError:
+        stored = False
+    return Indexed(engine, _ms_since(started), False, loaded.status, stored)
+
+
+def _ms_since(started: float) -> float:
+    return (time.perf_counter() - started) * 1000.0

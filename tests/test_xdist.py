@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from typing import Any
 
 import pytest
@@ -106,6 +107,8 @@ def test_loadfile_on_auto_workers_matches_serial_and_indexes_each_type_once(
     # In-process is enough for the serial reference, and saves a subprocess start.
     serial = pytester.runpytest("--qualbench", engine, "--qualbench-report=serial.json")
     (pytester.path / "index.log").unlink()
+    # Without the serial run's index cache, so the parallel run has to index.
+    shutil.rmtree(pytester.path / ".qualbench" / "index-cache")
     parallel = pytester.runpytest_subprocess(
         "--qualbench", engine, "-n", "auto", "--dist", "loadfile", "--qualbench-report=auto.json"
     )
@@ -113,7 +116,7 @@ def test_loadfile_on_auto_workers_matches_serial_and_indexes_each_type_once(
     assert without_timings(read(pytester, "serial.json")) == without_timings(
         read(pytester, "auto.json")
     )
-    # One fixture file per content type, one file per worker: each type is indexed once.
+    # Each type is indexed once (by the controller, before the workers load it).
     indexed = sorted(
         line.split()[1] for line in (pytester.path / "index.log").read_text().splitlines()
     )

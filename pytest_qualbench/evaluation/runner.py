@@ -8,16 +8,16 @@ which xdist worker runs it.
 
 from __future__ import annotations
 
-import bisect
-import itertools
 import time
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_qualbench.engine.types import ALL_KINDS, SearchEngine
 from pytest_qualbench.evaluation.judge import CHECKS, CaseRecord, judge
+from pytest_qualbench.evaluation.substrings import SubstringIndex
 from pytest_qualbench.fixtures.schema import BUILTIN_VOCABULARY, Case, FixtureSet, Vocabulary
+from pytest_qualbench.index_cache import IndexCache, Indexed, load_or_index
 
 DEFAULT_ENGINE = "pytest_qualbench.engine:Engine"
 
@@ -34,51 +34,16 @@ class IndexedCorpus:
 
     engine: SearchEngine
     index_ms: float
-    # Texts of every chunk, to count the relevant set R; None if the engine cannot list chunks.
-    chunk_texts: ChunkTexts | None
+    # Every chunk's text, indexed to count the relevant set R; None if the engine
+    # cannot list its chunks.
+    chunk_texts: SubstringIndex | None
+    # Whether the index came from the on-disk cache (`index_ms` is then the load's time).
+    cached: bool = False
 
     def relevant_total(self, case: Case) -> int | None:
         if self.chunk_texts is None:
             return None
         return self.chunk_texts.count_containing(case.needles)
-
-
-@dataclass(frozen=True)
-class ChunkTexts:
-    """Every chunk's text end to end, so the chunks holding a needle are found by str.find.
-
-    One scan of the joined text per needle instead of a substring test per chunk:
-    per case, 28 to 8 us on bench_fixtures and 105 to 25 ms at 10^5 chunks.
-    """
-
-    joined: str
-    # Where each chunk starts in `joined`, then where the last one ends.
-    bounds: tuple[int, ...]
-
-    @classmethod
-    def of(cls, texts: Iterable[str]) -> ChunkTexts:
-        listed = list(texts)
-        return cls("".join(listed), (0, *itertools.accumulate(len(text) for text in listed)))
-
-    @property
-    def chunk_count(self) -> int:
-        return len(self.bounds) - 1
-
-    def count_containing(self, needles: Iterable[str]) -> int:
-        """How many chunks contain at least one of the (non-empty) needles."""
-        containing: set[int] = set()
-        for needle in needles:
-            position = self.joined.find(needle)
-            while position != -1:
-                chunk = bisect.bisect_right(self.bounds, position) - 1
-                chunk_end = self.bounds[chunk + 1]
-                if position + len(needle) <= chunk_end:
-                    containing.add(chunk)
-                    position = self.joined.find(needle, chunk_end)
-                else:
-                    # The match runs across two chunks: it is in neither.
-                    position = self.joined.find(needle, position + 1)
-        return len(containing)
 
 
 @dataclass
@@ -91,6 +56,8 @@ class BenchRun:
     checks: Collection[str] = CHECKS
     # The configured engine's layer names and content types (fixtures were validated against it).
     vocabulary: Vocabulary = BUILTIN_VOCABULARY
+    # Where built indexes are kept between runs; None builds every time.
+    index_cache: IndexCache | None = None
     corpora: dict[str, IndexedCorpus] = field(default_factory=dict)
     index_errors: dict[str, Exception] = field(default_factory=dict)
     # Content types whose index error a case has raised (shown with its traceback).
@@ -121,20 +88,32 @@ class BenchRun:
 
     def build(self, content_type: str) -> IndexedCorpus | Exception:
         """Index the content type's corpus now; a failure is kept for its cases to raise."""
-        started = time.perf_counter()
         try:
-            engine = self.engine_factory(content_type)
-            started = time.perf_counter()
-            engine.index(self.fixture_set.entries(content_type))
+            indexed = self.indexed(content_type)
         except Exception as exc:
             self.index_errors[content_type] = exc
             return exc
-        index_ms = (time.perf_counter() - started) * 1000.0
-        chunks = getattr(engine, "chunks", None)
-        texts = ChunkTexts.of(chunk.text for chunk in chunks()) if callable(chunks) else None
-        corpus = IndexedCorpus(engine, index_ms, texts)
+        chunks = getattr(indexed.engine, "chunks", None)
+        texts = SubstringIndex([chunk.text for chunk in chunks()]) if callable(chunks) else None
+        corpus = IndexedCorpus(indexed.engine, indexed.milliseconds, texts, indexed.cached)
         self.corpora[content_type] = corpus
         return corpus
+
+    def indexed(self, content_type: str) -> Indexed:
+        """A new engine holding the content type's index: from the cache, or built (and stored)."""
+        entries = self.fixture_set.entries(content_type)
+        if self.index_cache is not None:
+            return load_or_index(
+                self.index_cache,
+                content_type,
+                self.fixture_set.dataset_hash,
+                lambda: self.engine_factory(content_type),
+                entries,
+            )
+        engine = self.engine_factory(content_type)
+        started = time.perf_counter()
+        engine.index(entries)
+        return Indexed(engine, (time.perf_counter() - started) * 1000.0, False, "unused")
 
     def run_case(self, case: Case) -> CaseRecord:
         """Search the case's query over its corpus with every source kind, and judge it.
@@ -162,6 +141,10 @@ class BenchRun:
 
     def index_times(self) -> dict[str, float]:
         return {name: round(corpus.index_ms, 3) for name, corpus in sorted(self.corpora.items())}
+
+    def cached_indexes(self) -> list[str]:
+        """The content types whose index this process loaded from the cache."""
+        return sorted(name for name, corpus in self.corpora.items() if corpus.cached)
 
     def lists_chunks(self) -> bool:
         return all(corpus.chunk_texts is not None for corpus in self.corpora.values())

@@ -3,7 +3,8 @@
 Built inside the first case, an index's build time was charged to that case (it
 showed in `--durations`) and a long build gave no sign of life. Now every content
 type with a selected case is indexed before the cases run, each build is reported
-(`indexing markdown: 14 entries -> 82 chunks, 35 ms`), and a build past a couple
+(`indexing markdown: 14 entries -> 82 chunks, built in 35 ms`, or `cached (3 ms)`
+when the index came from the on-disk index cache), and a build past a couple
 of seconds ticks with its elapsed time. An xdist worker, which has no terminal,
 indexes a content type when its first case of it arrives, before that case's
 timed phases, so each worker builds only what it runs.
@@ -56,7 +57,9 @@ def _built_line(label: str, outcome: IndexedCorpus | Exception) -> tuple[str, di
         return f"{label} failed: {type(outcome).__name__}: {outcome}", {"red": True}
     texts = outcome.chunk_texts
     chunks = "" if texts is None else f" -> {counted(texts.chunk_count, 'chunk')}"
-    return f"{label}{chunks}, {outcome.index_ms:.0f} ms", {}
+    if outcome.cached:
+        return f"{label}{chunks}, cached ({outcome.index_ms:.0f} ms)", {}
+    return f"{label}{chunks}, built in {outcome.index_ms:.0f} ms", {}
 
 
 class _Ticker:

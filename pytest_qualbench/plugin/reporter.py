@@ -52,6 +52,9 @@ class QualbenchReporter:
         # Tokens of each positive case's top-k results, counted in the process that ran it.
         self.retrieved_tokens: dict[str, int] = {}
         self.index_ms: dict[str, float] = {}
+        # Where the indexes came from: a content type some process built counts as built.
+        self.cached_indexes: set[str] = set()
+        self.built_indexes: set[str] = set()
         self.engine: dict[str, Any] | None = None
         self.report: dict[str, Any] | None = None
         self.verdicts: list[FloorVerdict] = []
@@ -90,14 +93,37 @@ class QualbenchReporter:
                 case, f"{report.when}: {report.longreprtext[-500:]}"
             )
 
-    # An xdist hook: optional, so the plugin also loads where xdist is not installed.
+    # xdist hooks: optional, so the plugin also loads where xdist is not installed.
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_setupnodes(self, config: pytest.Config, specs: Sequence[Any]) -> None:
+        """Fill the index cache before the workers start, so they load it, not each build.
+
+        The controller runs no case, so it keeps no engine: only the build's time.
+        """
+        bench_run = self.config.stash[bench_run_key]
+        if bench_run.index_cache is None:
+            return
+        for content_type in sorted({entry.content_type for entry in self.fixture_set.entries()}):
+            try:
+                indexed = bench_run.indexed(content_type)
+            except Exception:
+                # The worker that runs this content type's first case shows the error.
+                continue
+            if not indexed.cached:
+                self.index_ms[content_type] = indexed.milliseconds
+                self.built_indexes.add(content_type)
+
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         output = getattr(node, "workeroutput", {}).get("qualbench")
         if not output:
             return
         for content_type, index_ms in output["index_ms"].items():
-            self.index_ms[content_type] = max(index_ms, self.index_ms.get(content_type, 0.0))
+            cached = content_type in output["cached_indexes"]
+            (self.cached_indexes if cached else self.built_indexes).add(content_type)
+            if not (cached and content_type in self.built_indexes):
+                # A build's time stands for the run, not the workers' loads after it.
+                self.index_ms[content_type] = max(index_ms, self.index_ms.get(content_type, 0.0))
         self.retrieved_tokens.update(output["retrieved_tokens"])
         engine = output["engine"]
         if engine is None:
@@ -121,6 +147,7 @@ class QualbenchReporter:
         bench_run = self.config.stash[bench_run_key]
         if bench_run.corpora:
             self.index_ms = bench_run.index_times()
+            self.cached_indexes = set(bench_run.cached_indexes())
             self.engine = engine_info(bench_run)
             self.retrieved_tokens.update(retrieved_tokens(bench_run, self.section_options.tokens_k))
         full_run = set(self.records) >= set(self.cases)
@@ -134,6 +161,7 @@ class QualbenchReporter:
             floors=self.floors,
             floors_enforced=full_run,
             sections=sections,
+            cached=self.cached_indexes - self.built_indexes,
         )
         self.verdicts = check_floors(self.report, self.floors, enforced=full_run)
         write_report(self.report_path, self.report)

@@ -32,7 +32,7 @@ from pytest_qualbench.evaluation.runner import (
 from pytest_qualbench.fixtures.discovery import discover_fixture_files
 from pytest_qualbench.fixtures.loading import load_fixture_set
 from pytest_qualbench.fixtures.schema import BUILTIN_VOCABULARY, CONTENT_TYPES, Vocabulary
-from pytest_qualbench.index_cache import CACHE_DIR
+from pytest_qualbench.index_cache import CACHE_DIR, IndexCache
 from pytest_qualbench.options import positive_int
 from pytest_qualbench.plugin.indexing import build_indexes, is_xdist_worker
 from pytest_qualbench.plugin.items import CaseItem, QualbenchFile, bench_run_key
@@ -70,6 +70,7 @@ def start_benchmark(config: pytest.Config, paths: Sequence[Path]) -> None:
         checks=config.option.qualbench_checks
         or _ini_value(config, "qualbench_checks", _ini_checks),
         vocabulary=vocabulary,
+        index_cache=IndexCache(config.rootpath / CACHE_DIR),
     )
     config.stash[bench_run_key] = bench_run
     config.pluginmanager.register(sys.modules[__name__], "qualbench-session")
@@ -254,6 +255,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if bench_run is not None and hasattr(config, "workeroutput"):
         config.workeroutput["qualbench"] = {
             "index_ms": bench_run.index_times(),
+            "cached_indexes": bench_run.cached_indexes(),
             "engine": engine_info(bench_run),
             "retrieved_tokens": retrieved_tokens(bench_run, _tokens_k(config)),
         }

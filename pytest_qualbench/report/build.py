@@ -6,7 +6,7 @@ The format is documented in docs/report-format.md; `SCHEMA_VERSION` names it.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from pytest_qualbench.evaluation.judge import CaseRecord
@@ -67,10 +67,14 @@ def aggregate(records: Sequence[CaseRecord]) -> dict[str, Any]:
 
 
 def latency_table(
-    records: Sequence[CaseRecord], index_ms: Mapping[str, float]
-) -> dict[str, dict[str, float | None]]:
-    """Per content type and overall: search latency p50/p95, and index build time."""
-    table: dict[str, dict[str, float | None]] = {}
+    records: Sequence[CaseRecord], index_ms: Mapping[str, float], cached: Collection[str] = ()
+) -> dict[str, dict[str, Any]]:
+    """Per content type and overall: search latency p50/p95, index time and its source.
+
+    `index` says where a content type's index came from: "built" by this run, or
+    "cached" (loaded from the on-disk index cache, `index_ms` being the load's time).
+    """
+    table: dict[str, dict[str, Any]] = {}
     every_latency = [record.latency_ms for record in records]
     for content_type in sorted({record.content_type for record in records} | set(index_ms)):
         latencies = [record.latency_ms for record in records if record.content_type == content_type]
@@ -78,6 +82,9 @@ def latency_table(
             "p50_ms": percentile(latencies, 0.50),
             "p95_ms": percentile(latencies, 0.95),
             "index_ms": index_ms.get(content_type),
+            "index": None
+            if content_type not in index_ms
+            else ("cached" if content_type in cached else "built"),
         }
     table["overall"] = {
         "p50_ms": percentile(every_latency, 0.50),
@@ -96,6 +103,7 @@ def build_report(
     floors: Sequence[Floor],
     floors_enforced: bool,
     sections: Mapping[str, Any] | None = None,
+    cached: Collection[str] = (),
 ) -> dict[str, Any]:
     """Assemble the whole report from the case records of a run, plus optional `sections`."""
     ordered = sorted(records, key=lambda record: record.case_id)
@@ -105,7 +113,7 @@ def build_report(
         "dataset_hash": dataset_hash,
         "metadata": dict(metadata),
         **aggregate(ordered),
-        "latency": latency_table(ordered, index_ms),
+        "latency": latency_table(ordered, index_ms, cached),
         "cases": [record.to_json() for record in ordered],
         "failures": sorted(
             (failure.to_json() for record in ordered for failure in record.failures),

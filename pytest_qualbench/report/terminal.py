@@ -71,7 +71,7 @@ def negatives_line(report: Mapping[str, Any]) -> SummaryLine:
 
 
 def latency_lines(report: Mapping[str, Any]) -> list[str]:
-    """Search latency and index build time per content type, overall last."""
+    """Search latency and index time per content type (built, or loaded from the cache)."""
     latency = report["latency"]
     rows = [name for name in sorted(latency) if name != "overall"] + ["overall"]
     lines = ["", f"{'latency':<14}{'p50 ms':>9}{'p95 ms':>9}{'index ms':>10}"]
@@ -80,6 +80,7 @@ def latency_lines(report: Mapping[str, Any]) -> list[str]:
         lines.append(
             f"{name:<14}{_fmt(row.get('p50_ms'), 2):>9}{_fmt(row.get('p95_ms'), 2):>9}"
             f"{_fmt(row.get('index_ms'), 1):>10}"
+            + ("  cached" if row.get("index") == "cached" else "")
         )
     return lines
 
