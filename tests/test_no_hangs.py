@@ -1,0 +1,129 @@
+"""Nothing hangs the gate: slow searches time out, crashed workers are accounted for.
+
+Issue 16. Every run here is a subprocess with a timeout, so a regression fails
+the test instead of hanging the suite.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import WriteFixture, case, entry, jsonl
+
+SLOW_ENGINE = """
+import time
+import wordengine
+
+class Slow(wordengine.WordEngine):
+    def search(self, query, *, limit=10, kinds=()):
+        if query == "sigma":
+            time.sleep(120)
+        return super().search(query, limit=limit, kinds=kinds)
+"""
+
+CRASHING_ENGINE = """
+import os
+import wordengine
+
+class Crashing(wordengine.WordEngine):
+    def search(self, query, *, limit=10, kinds=()):
+        if query == "sigma" and os.environ.get("PYTEST_XDIST_WORKER"):
+            os._exit(1)
+        return super().search(query, limit=limit, kinds=kinds)
+"""
+
+
+def cases(prefix: str, content_type: str, crash_id: str = "") -> list[dict[str, Any]]:
+    return [
+        entry(
+            f"{prefix}_a",
+            "alpha beta\n\ngamma delta",
+            [case(f"{prefix}_a_q1", "alpha", ["alpha beta"])],
+            content_type=content_type,
+        ),
+        entry(
+            f"{prefix}_b",
+            "omega kappa\n\nsigma theta",
+            [case(crash_id or f"{prefix}::b::q1", "sigma", ["sigma theta"])],
+            content_type=content_type,
+        ),
+    ]
+
+
+def read(path: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
+
+
+@pytest.mark.usefixtures("word_engine")
+@pytest.mark.parametrize("where", ["option", "ini"])
+def test_search_past_the_timeout_fails_its_case_and_the_run_goes_on(
+    pytester: pytest.Pytester, write_fixture: WriteFixture, where: str
+) -> None:
+    write_fixture("markdown.jsonl", cases("md", "markdown"))
+    pytester.makepyfile(slow=SLOW_ENGINE)
+    args = ["--qualbench", "--qualbench-engine=slow:Slow", "-p", "no:cacheprovider"]
+    if where == "option":
+        args.append("--qualbench-timeout=1")
+    else:
+        ini = (pytester.path / "tox.ini").read_text()
+        (pytester.path / "tox.ini").write_text(ini + "\nqualbench_timeout = 1\n")
+    result = pytester.runpytest_subprocess(*args, timeout=60)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*md::b::q1*", "*timed out after 1*s*"])
+    report = read(pytester.path / ".qualbench" / "report.json")
+    assert len(report["cases"]) == 2
+    assert any("timed out" in str(f["actual"]) for f in report["failures"])
+
+
+@pytest.mark.usefixtures("word_engine")
+def test_loadfile_survives_a_worker_crash(
+    pytester: pytest.Pytester, write_fixture: WriteFixture
+) -> None:
+    pytest.importorskip("xdist")
+    write_fixture("markdown.jsonl", cases("md", "markdown"))
+    write_fixture("json.jsonl", cases("js", "json"))
+    pytester.makepyfile(crashing=CRASHING_ENGINE)
+    result = pytester.runpytest_subprocess(
+        "--qualbench",
+        "-n",
+        "2",
+        "--dist",
+        "loadfile",
+        "--qualbench-engine=crashing:Crashing",
+        timeout=120,
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    report = read(pytester.path / ".qualbench" / "report.json")
+    crashed = {f["case_id"] for f in report["failures"] if f["type"] == "error"}
+    assert "md::b::q1" in crashed or "js::b::q1" in crashed
+    assert report["overall"]["cases"] == 4
+
+
+@pytest.mark.usefixtures("word_engine")
+@pytest.mark.parametrize(("outside_rootdir", "crash_id"), [(False, "md::b::q1"), (True, "md_b_q1")])
+def test_crashed_case_is_attributed_from_the_items_own_data(
+    pytester: pytest.Pytester,
+    tmp_path_factory: pytest.TempPathFactory,
+    outside_rootdir: bool,
+    crash_id: str,
+) -> None:
+    pytest.importorskip("xdist")
+    folder = tmp_path_factory.mktemp("outside") if outside_rootdir else pytester.path / "bench"
+    folder.mkdir(exist_ok=True)
+    (folder / "markdown.jsonl").write_text(jsonl(cases("md", "markdown", crash_id)))
+    ini = (pytester.path / "tox.ini").read_text()
+    (pytester.path / "tox.ini").write_text(ini + f"\nqualbench_paths = {folder}\n")
+    pytester.makepyfile(crashing=CRASHING_ENGINE)
+    result = pytester.runpytest_subprocess(
+        "--qualbench", "-n", "2", "--qualbench-engine=crashing:Crashing", timeout=120
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    report = read(pytester.path / ".qualbench" / "report.json")
+    assert {c["case_id"] for c in report["cases"]} == {"md_a_q1", crash_id}
+    assert report["overall"]["cases"] == 2
+    assert report["overall"]["mrr"] == 0.5
