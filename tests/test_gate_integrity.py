@@ -385,7 +385,7 @@ def test_result_of_a_million_characters_keeps_the_report(pytester: pytest.Pytest
 
 RANKER = """
 class Broken:
-    def __init__(self, chunks):
+    def __init__(self, engine, chunks):
         raise RuntimeError("ranker exploded")
 """
 
