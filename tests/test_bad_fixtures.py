@@ -290,6 +290,35 @@ BAD_INPUTS = [
         ),
     ),
     BadInput(
+        "whitespace-only needle",
+        {"bench.jsonl": GOOD + line(with_case(needles=["gamma", " \t"]))},
+        (
+            "bench.jsonl:2: cases[0].needles[1]: a needle of only whitespace matches everything, got ' \\t'",
+        ),
+    ),
+    BadInput(
+        "invisible character in an id",
+        {
+            "bench.jsonl": GOOD
+            + line(with_case(case_id="md_002\u200b_q1"))
+            + line(replaced(good("md_003"), {"id": "md_\u202e003"}))
+        },
+        (
+            "bench.jsonl:2: cases[0].case_id: expected no invisible or bidi characters, found U+200B ZERO WIDTH SPACE at position 6 of 'md_002\\u200b_q1'",
+            "bench.jsonl:3: id: expected no invisible or bidi characters, found U+202E RIGHT-TO-LEFT OVERRIDE at position 3 of 'md_\\u202e003'",
+        ),
+    ),
+    BadInput(
+        "CR-only line endings",
+        {
+            "bench.jsonl": GOOD,
+            "mac.jsonl": line(good("md_002"))[:-1] + b"\r" + line(good("md_003"))[:-1] + b"\r",
+        },
+        (
+            "mac.jsonl:1: file: lines end in a bare CR (classic Mac line endings), so they read as one line; save the file with LF (or CRLF) line endings",
+        ),
+    ),
+    BadInput(
         "positive case expecting none",
         {"bench.jsonl": GOOD + line(with_case(expected_layer="none"))},
         (
