@@ -124,12 +124,17 @@ def test_fail_on_tightens_a_tolerant_rule(
 
 def test_fail_on_loosens_a_strict_rule(tmp_path: Path) -> None:
     head = json.loads(Path(golden("head_same")).read_text())
-    # Only the aggregate moves: the rules read aggregates, so no case needs to change.
-    head["overall"]["layer_accuracy"] -= 0.01
+    # One case loses its layer (passing still, as no check failed): the aggregates follow.
+    case = next(c for c in head["cases"] if c["case_id"] == "md_001_q1")
+    case["metrics"]["layer_accuracy"] = 0.0
+    positives = [c for c in head["cases"] if not c["negative"]]
+    markdown = [c for c in positives if c["content_type"] == "markdown"]
+    head["overall"]["layer_accuracy"] = 17 / len(positives)
+    head["by_content_type"]["markdown"]["layer_accuracy"] = 5 / len(markdown)
     (tmp_path / "head.json").write_text(json.dumps(head))
     argv = [BASE, str(tmp_path / "head.json")]
     assert main(argv) == 1
-    assert main([*argv, "--fail-on", "layer_accuracy:0.05"]) == 0
+    assert main([*argv, "--fail-on", "layer_accuracy:0.2"]) == 0
 
 
 def with_case_mrr(report: dict[str, Any], case_id: str, *, rank: int) -> dict[str, Any]:

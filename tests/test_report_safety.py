@@ -161,5 +161,5 @@ def test_a_pipe_in_a_case_id_stays_inside_its_markdown_table_cell() -> None:
             if record["case_id"] == "pt_002_q2":
                 record["case_id"] = "pt|002_q2"
     markdown = render_comparison(compare_reports(*reports), "markdown")
-    rows = [line for line in markdown.splitlines() if "002_q2" in line and line.startswith("|")]
-    assert rows == ["| pt\\|002_q2 | - |", "| pt\\|002_q2 | 6 | 2 | +0.3333 |"]
+    rows = [line for line in markdown.splitlines() if "002\\_q2" in line and line.startswith("|")]
+    assert rows == ["| pt\\|002\\_q2 | - |", "| pt\\|002\\_q2 | 6 | 2 | +0.3333 |"]

@@ -20,6 +20,7 @@ from pytest_qualbench.compare.show import render_report
 from pytest_qualbench.report.html.model import HtmlExtraMissing, MixedDatasets
 from pytest_qualbench.report.html.page import order_by_timestamp
 from pytest_qualbench.report.html.render import render_html
+from pytest_qualbench.report.targets import UnsafeOutput, checked_output
 from pytest_qualbench.report.writing import write_text_atomic
 
 EXIT_USAGE = 2
@@ -88,6 +89,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return usage_error("more than two reports make a trend: use --format html")
     if len(paths) == 1 and (args.intersect or args.fail_on):
         return usage_error("--intersect and --fail-on need two reports")
+    if args.output is not None:
+        try:
+            checked_output(args.output, "-o", {path: f"the input report {path}" for path in paths})
+        except UnsafeOutput as error:
+            return usage_error(str(error))
     try:
         reports = [load_report(path) for path in paths]
         comparison = None

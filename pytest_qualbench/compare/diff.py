@@ -46,12 +46,21 @@ def compare_reports(
     head_cases = cases_by_id(head)
     removed = tuple(sorted(base_cases.keys() - head_cases.keys()))
     added = tuple(sorted(head_cases.keys() - base_cases.keys()))
+    # The same id asking another question (query, needles, layer, ceiling) is another case.
+    redefined = tuple(
+        sorted(
+            case_id
+            for case_id in base_cases.keys() & head_cases.keys()
+            if base_cases[case_id]["definition"] != head_cases[case_id]["definition"]
+        )
+    )
     if not intersect:
         if base["dataset_hash"] != head["dataset_hash"]:
             raise IncomparableReports(
                 f"dataset_hash differs (base {base['dataset_hash']}, head "
                 f"{head['dataset_hash']}): the reports were made from different fixture "
-                "sets; pass --intersect to compare only the cases both share"
+                f"files ({manifest_differences(base, head)}); pass --intersect to compare "
+                "only the cases both share"
             )
         if removed or added:
             raise IncomparableReports(
@@ -59,7 +68,12 @@ def compare_reports(
                 "only in head; a -k or partial run?); pass --intersect to compare only the "
                 "cases both share"
             )
-    shared = sorted(base_cases.keys() & head_cases.keys())
+    shared = sorted((base_cases.keys() & head_cases.keys()) - set(redefined))
+    if not shared:
+        raise IncomparableReports(
+            f"the reports have no case in common ({len(removed)} only in base, {len(added)} "
+            f"only in head, {len(redefined)} redefined): there is nothing to compare"
+        )
     pairs = [(base_cases[case_id], head_cases[case_id]) for case_id in shared]
     changes = tuple(
         metric_change(base, head, pairs, scope, metric, intersect=intersect, seed=seed)
@@ -89,6 +103,7 @@ def compare_reports(
         intersect=intersect,
         added_cases=added,
         removed_cases=removed,
+        changed_cases=redefined,
         shared_cases=len(shared),
         changes=changes,
         newly_failing=newly_failing,
@@ -127,6 +142,22 @@ def section_changes(base: Mapping[str, Any], head: Mapping[str, Any]) -> tuple[S
         SectionChange(name, base_numbers.get(name), head_numbers.get(name))
         for name in sorted(base_numbers.keys() | head_numbers.keys())
     )
+
+
+def manifest_differences(base: Mapping[str, Any], head: Mapping[str, Any]) -> str:
+    """Which fixture files differ between the reports' manifests, for a refusal message."""
+    base_files = {row["path"]: row for row in base["dataset_files"]}
+    head_files = {row["path"]: row for row in head["dataset_files"]}
+    parts = [
+        *(
+            f"{path} changed"
+            for path in sorted(base_files.keys() & head_files.keys())
+            if base_files[path] != head_files[path]
+        ),
+        *(f"{path} only in base" for path in sorted(base_files.keys() - head_files.keys())),
+        *(f"{path} only in head" for path in sorted(head_files.keys() - base_files.keys())),
+    ]
+    return "; ".join(parts) or "the file lists match but the hashes do not"
 
 
 def cases_by_id(report: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:

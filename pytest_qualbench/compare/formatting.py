@@ -44,11 +44,12 @@ def format_rank(rank: int | None) -> str:
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]], fmt: str) -> str:
     """A table as aligned text columns or as a GitHub markdown pipe table."""
     if fmt == "markdown":
-        lines = ["| " + " | ".join(headers) + " |", "|" + "|".join("---" for _ in headers) + "|"]
-        # A literal pipe inside a cell would end it; layer names never hold one, JSON might.
-        lines += [
-            "| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows
+        # Every cell may hold report text (case ids, layer names, JSON): shown literally.
+        lines = [
+            "| " + " | ".join(map(markdown_text, headers)) + " |",
+            "|" + "|".join("---" for _ in headers) + "|",
         ]
+        lines += ["| " + " | ".join(map(markdown_text, row)) + " |" for row in rows]
         return "\n".join(lines)
     widths = [max(len(cell) for cell in column) for column in zip(headers, *rows, strict=True)]
     return "\n".join(
@@ -62,3 +63,37 @@ def heading(title: str, fmt: str, level: int = 3) -> str:
     if fmt == "markdown":
         return "#" * level + " " + title
     return f"{title}\n{'-' * len(title)}"
+
+
+# What makes markup of text in GitHub markdown: inline syntax, table pipes, HTML.
+_MARKDOWN_SYNTAX = frozenset("\\`*_[]|~")
+_HTML_ENTITIES = {"&": "&amp;", "<": "&lt;"}
+
+
+def markdown_text(text: str) -> str:
+    """`text` shown as itself in GitHub markdown: no markup, no HTML, no @mention, one line.
+
+    For everything qualstat did not write: a case id such as `<img src=...>` or
+    `</details>` would otherwise become part of a pull request comment.
+    """
+    shown: list[str] = []
+    previous = " "
+    for char in text:
+        if char in _HTML_ENTITIES:
+            shown.append(_HTML_ENTITIES[char])
+        elif char in _MARKDOWN_SYNTAX:
+            shown.append("\\" + char)
+        elif char == "@" and not previous.isalnum():
+            # `@name` notifies a GitHub user; `hit@1` (after a letter) never does.
+            shown.append("&#64;")
+        elif char in "\r\n":
+            shown.append(" ")
+        else:
+            shown.append(char)
+        previous = char
+    return "".join(shown)
+
+
+def literal(text: str, fmt: str) -> str:
+    """Report text for output in `fmt`: escaped for markdown, as is for plain text."""
+    return markdown_text(text) if fmt == "markdown" else text

@@ -6,21 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-SUPPORTED_SCHEMA_VERSION = 1
-
-
-REQUIRED_KEYS = (
-    "schema_version",
-    "metric_version",
-    "dataset_hash",
-    "overall",
-    "by_content_type",
-    "negatives",
-    "cases",
-)
-
-
-REQUIRED_CASE_KEYS = ("case_id", "content_type", "negative", "rank", "metrics", "passed")
+from pytest_qualbench.compare.checking import report_problem
 
 
 class ReportError(Exception):
@@ -36,8 +22,8 @@ def load_report(path: Path) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError) as exc:
         raise ReportError(f"{path}: cannot read: {exc}") from None
     try:
-        report = json.loads(text)
-    except json.JSONDecodeError as exc:
+        report = json.loads(text, parse_constant=_not_json)
+    except (json.JSONDecodeError, ValueError, RecursionError) as exc:
         raise ReportError(f"{path}: not valid JSON: {exc}") from None
     problem = report_problem(report)
     if problem is not None:
@@ -46,26 +32,6 @@ def load_report(path: Path) -> dict[str, Any]:
     return checked
 
 
-def report_problem(report: Any) -> str | None:
-    """The first way `report` departs from the parts of the format qualstat reads, if any."""
-    if not isinstance(report, dict):
-        return "not a qualbench report: the top level is not a JSON object"
-    missing = [key for key in REQUIRED_KEYS if key not in report]
-    if missing:
-        return f"not a qualbench report: missing {', '.join(missing)}"
-    if report["schema_version"] != SUPPORTED_SCHEMA_VERSION:
-        return (
-            f"schema_version {report['schema_version']!r} is not supported "
-            f"(this qualstat reads {SUPPORTED_SCHEMA_VERSION})"
-        )
-    if not isinstance(report["cases"], list):
-        return "cases: expected a list"
-    for index, case in enumerate(report["cases"]):
-        if not isinstance(case, dict):
-            return f"cases[{index}]: expected an object"
-        missing = [key for key in REQUIRED_CASE_KEYS if key not in case]
-        if missing:
-            return f"cases[{index}]: missing {', '.join(missing)}"
-        if not isinstance(case["metrics"], dict):
-            return f"cases[{index}].metrics: expected an object"
-    return None
+def _not_json(constant: str) -> Any:
+    # Python's json reads NaN and Infinity, which JSON does not have.
+    raise ValueError(f"{constant} is not JSON")

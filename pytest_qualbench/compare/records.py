@@ -119,6 +119,8 @@ class Comparison:
     intersect: bool
     added_cases: tuple[str, ...]
     removed_cases: tuple[str, ...]
+    # Ids in both reports whose definition changed: listed, and left out of every number.
+    changed_cases: tuple[str, ...]
     shared_cases: int
     changes: tuple[MetricChange, ...]
     newly_failing: tuple[CaseFlip, ...]

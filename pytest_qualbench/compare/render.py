@@ -6,7 +6,14 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from pytest_qualbench.compare.formatting import format_p, format_rank, format_value, heading, table
+from pytest_qualbench.compare.formatting import (
+    format_p,
+    format_rank,
+    format_value,
+    heading,
+    literal,
+    table,
+)
 from pytest_qualbench.compare.records import (
     OVERALL,
     CaseFlip,
@@ -61,12 +68,13 @@ def render_comparison(comparison: Comparison, fmt: str) -> str:
         if comparison.regressions
         else "no regression"
     )
-    title = f"qualstat: {comparison.base_label} -> {comparison.head_label}: {verdict}"
-    hashes = (
-        comparison.base_hash
-        if comparison.base_hash == comparison.head_hash
-        else f"{comparison.base_hash} -> {comparison.head_hash}"
+    base_label, head_label = (
+        literal(comparison.base_label, fmt),
+        literal(comparison.head_label, fmt),
     )
+    title = f"qualstat: {base_label} -> {head_label}: {verdict}"
+    base_hash, head_hash = literal(comparison.base_hash, fmt), literal(comparison.head_hash, fmt)
+    hashes = base_hash if base_hash == head_hash else f"{base_hash} -> {head_hash}"
     parts = [
         heading(title, fmt, level=2),
         f"dataset {hashes}, metric_version {comparison.metric_version}, "
@@ -76,6 +84,14 @@ def render_comparison(comparison: Comparison, fmt: str) -> str:
     if comparison.intersect:
         parts.append(case_list("Removed cases, only in base", comparison.removed_cases, fmt))
         parts.append(case_list("Added cases, only in head", comparison.added_cases, fmt))
+    if comparison.intersect or comparison.changed_cases:
+        parts.append(
+            case_list(
+                "Changed cases, same id but another definition (left out)",
+                comparison.changed_cases,
+                fmt,
+            )
+        )
     # The verdict and its reasons come first: a reviewer reads them, the tables back them up.
     parts.append(regressions_section(comparison, fmt))
     parts.append(flip_list("Newly failing", comparison.newly_failing, fmt))
@@ -118,7 +134,7 @@ def scope_section(comparison: Comparison, scope: str, regressed: set[str], fmt: 
         return f"{heading(OVERALL, fmt)}\n\n{body}"
     changed = sum(1 for change in changes if change.changed)
     failed = sum(1 for change in changes if change.subject in regressed)
-    summary = f"content type: {scope} ({changed} changed, {failed} regressed)"
+    summary = f"content type: {literal(scope, fmt)} ({changed} changed, {failed} regressed)"
     if fmt != "markdown":
         return f"{heading(summary, fmt)}\n\n{body}"
     # Blank lines around the table let GitHub render markdown inside <details>.
@@ -128,7 +144,7 @@ def scope_section(comparison: Comparison, scope: str, regressed: set[str], fmt: 
 
 def case_list(title: str, case_ids: Sequence[str], fmt: str) -> str:
     """A titled, comma-separated list of case ids, `none` when empty."""
-    shown = ", ".join(f"`{c}`" if fmt == "markdown" else c for c in case_ids) or "none"
+    shown = ", ".join(literal(case_id, fmt) for case_id in case_ids) or "none"
     return f"{heading(f'{title} ({len(case_ids)})', fmt)}\n\n{shown}"
 
 
@@ -164,7 +180,10 @@ def regressions_section(comparison: Comparison, fmt: str) -> str:
     if not comparison.regressions:
         return f"{title}\n\nnone ({rules})"
     bullet = "- " if fmt == "markdown" else "  "
-    lines = [f"{bullet}{r.subject}: {r.detail}" for r in comparison.regressions]
+    lines = [
+        f"{bullet}{literal(r.subject, fmt)}: {literal(r.detail, fmt)}"
+        for r in comparison.regressions
+    ]
     return f"{title}\n\n" + "\n".join(lines) + f"\n\n{rules}"
 
 
@@ -177,6 +196,7 @@ def comparison_to_json(comparison: Comparison) -> dict[str, Any]:
         "intersect": comparison.intersect,
         "added_cases": list(comparison.added_cases),
         "removed_cases": list(comparison.removed_cases),
+        "changed_cases": list(comparison.changed_cases),
         "shared_cases": comparison.shared_cases,
         "metrics": [
             {

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_qualbench.compare.diff import metric_names
-from pytest_qualbench.compare.formatting import format_value, heading, report_label, table
+from pytest_qualbench.compare.formatting import format_value, heading, literal, report_label, table
 from pytest_qualbench.compare.records import OVERALL, content_type_sort_key
 from pytest_qualbench.compare.render import check_format
 from pytest_qualbench.evaluation.metrics import metric_sort_key
@@ -38,9 +38,10 @@ def render_report(report: Mapping[str, Any], fmt: str) -> str:
     metadata = report.get("metadata") or {}
     engine = metadata.get("engine") or {}
     parts = [
-        heading(f"qualbench report: {report_label(report)}", fmt, level=2),
-        f"dataset {report['dataset_hash']}, metric_version {report['metric_version']}, "
-        f"engine {engine.get('name', 'unknown')}, {len(report['cases'])} cases",
+        heading(f"qualbench report: {literal(report_label(report), fmt)}", fmt, level=2),
+        f"dataset {literal(report['dataset_hash'], fmt)}, metric_version "
+        f"{report['metric_version']}, engine {literal(str(engine.get('name', 'unknown')), fmt)}, "
+        f"{len(report['cases'])} cases",
     ]
     types = sorted(report["by_content_type"], key=content_type_sort_key)
     parts.append(
@@ -108,7 +109,7 @@ def metric_matrix(
 
 def generic_section(name: str, value: Any, fmt: str, first_columns: Sequence[str] = ()) -> str:
     """Any JSON section as the most readable table its shape allows; `first_columns` lead."""
-    title = heading(name, fmt)
+    title = heading(literal(name, fmt), fmt)
     if isinstance(value, list) and not value:
         return f"{title}\n\nnone"
     if isinstance(value, list) and all(isinstance(item, dict) for item in value):
@@ -127,7 +128,7 @@ def generic_section(name: str, value: Any, fmt: str, first_columns: Sequence[str
     if isinstance(value, dict):
         rows = [[key, format_value(value[key])] for key in sorted(value)]
         return f"{title}\n\n" + table(["key", "value"], rows, fmt)
-    return f"{title}\n\n{format_value(value)}"
+    return f"{title}\n\n{literal(format_value(value), fmt)}"
 
 
 def ordered_columns(keys: set[str], first_columns: Sequence[str]) -> list[str]:

@@ -9,6 +9,8 @@ the JSON report.
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -102,12 +104,26 @@ class CaseRecord:
     def passed(self) -> bool:
         return not self.failures
 
+    @property
+    def definition(self) -> str:
+        """A digest of what the case asks: a changed query or needle makes it another case."""
+        asked = [
+            self.content_type,
+            self.query,
+            list(self.needles),
+            self.expected_layer,
+            self.expected_rank_ceiling,
+        ]
+        text = json.dumps(asked, ensure_ascii=False, separators=(",", ":"))
+        return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
     def to_json(self) -> dict[str, Any]:
         """The report's case record; failed cases also carry their top results."""
         record: dict[str, Any] = {
             "case_id": self.case_id,
             "entry_id": self.entry_id,
             "content_type": self.content_type,
+            "definition": self.definition,
             "query": self.query,
             "corrected_query": self.corrected_query,
             "expected_layer": self.expected_layer,

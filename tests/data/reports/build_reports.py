@@ -16,6 +16,7 @@ internally consistent. The files are committed; the tests never run this script.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from dataclasses import dataclass, replace
@@ -162,12 +163,39 @@ def case_failures(spec: Spec) -> list[dict[str, Any]]:
     return sorted(failures, key=lambda f: f["type"])
 
 
+def definition(spec: Spec) -> str:
+    """What the case asks, as the plugin digests it (docs/report-format.md, `definition`)."""
+    asked = [
+        spec.content_type,
+        f"query for {spec.case_id}",
+        needles(spec),
+        expected_layer(spec),
+        spec.ceiling,
+    ]
+    text = json.dumps(asked, ensure_ascii=False, separators=(",", ":"))
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def manifest(dataset_hash: str) -> list[dict[str, Any]]:
+    """One row per fixture file; the edited fixture set changed plaintext.jsonl."""
+    edited = dataset_hash == OTHER_HASH
+    return [
+        {
+            "path": f"bench_fixtures/{content_type}.jsonl",
+            "bytes": 4096 + (100 if edited and content_type == "plaintext" else 0),
+            "sha256": ("c3" if edited and content_type == "plaintext" else "5a") * 32,
+        }
+        for content_type in ("json", "markdown", "plaintext")
+    ]
+
+
 def case_record(spec: Spec, latency_ms: float) -> dict[str, Any]:
     rank = first_rank(spec)
     return {
         "case_id": spec.case_id,
         "entry_id": spec.case_id.rsplit("_q", 1)[0],
         "content_type": spec.content_type,
+        "definition": definition(spec),
         "query": f"query for {spec.case_id}",
         "corrected_query": None,
         "expected_layer": expected_layer(spec),
@@ -230,9 +258,11 @@ def build(
         (f for s in specs for f in case_failures(s)), key=lambda f: (f["case_id"], f["type"])
     )
     return {
-        "schema_version": 1,
+        "schema_version": 2,
+        "complete": True,
         "metric_version": 1,
         "dataset_hash": dataset_hash,
+        "dataset_files": manifest(dataset_hash),
         "metadata": {
             "timestamp": timestamp,
             "git": {"sha": sha, "branch": "main" if sha.startswith("a") else "feature"},
