@@ -9,16 +9,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-_TREC_DOC = re.compile(r"<DOC>(.*?)</DOC>", re.DOTALL | re.IGNORECASE)
-
-
-_TREC_DOCNO = re.compile(r"<DOCNO>\s*(.*?)\s*</DOCNO>", re.DOTALL | re.IGNORECASE)
-
-
-_TREC_TEXT = re.compile(r"<TEXT>(.*?)</TEXT>", re.DOTALL | re.IGNORECASE)
-
-
-_TREC_TOPIC = re.compile(r"<top>(.*?)</top>", re.DOTALL | re.IGNORECASE)
+# The markers of TREC's paired tags. Blocks are cut between them in one pass:
+# a lazy `<DOC>(.*?)</DOC>` regex rescans to the end of the text from every
+# unclosed opening tag (quadratic), and `\s*(.*?)\s*` inside it is cubic.
+_TREC_TAGS = {
+    tag: re.compile(rf"<(/?){tag}>", re.IGNORECASE) for tag in ("DOC", "DOCNO", "TEXT", "top")
+}
 
 
 # Classic TREC topics leave <num> and <title> unclosed: a field runs to the next tag.
@@ -98,16 +94,17 @@ def read_trec(document_paths: Sequence[Path], topics_path: Path, qrels_path: Pat
     """TREC files: <DOC>/<DOCNO>/<TEXT> documents, <top>/<num>/<title> topics, qrels."""
     documents = []
     for path in _files_under(document_paths):
-        for match in _TREC_DOC.finditer(_read_text(path)):
-            docno = _TREC_DOCNO.search(match.group(1))
-            if docno is None or not docno.group(1):
+        for document in tag_blocks(_read_text(path), "DOC"):
+            docnos = tag_blocks(document, "DOCNO")
+            docno = docnos[0].strip() if docnos else ""
+            if not docno:
                 raise CollectionError(f"{path}: a <DOC> without <DOCNO>")
-            text = "\n\n".join(part.strip() for part in _TREC_TEXT.findall(match.group(1)))
-            documents.append(Document(docno.group(1), "", text))
+            text = "\n\n".join(part.strip() for part in tag_blocks(document, "TEXT"))
+            documents.append(Document(docno, "", text))
     queries = []
-    for topic in _TREC_TOPIC.finditer(_read_text(topics_path)):
-        number = _TREC_NUM.search(topic.group(1))
-        title = _TREC_TITLE.search(topic.group(1))
+    for topic in tag_blocks(_read_text(topics_path), "top"):
+        number = _TREC_NUM.search(topic)
+        title = _TREC_TITLE.search(topic)
         if number is None or title is None:
             raise CollectionError(f"{topics_path}: a <top> without <num> or <title>")
         queries.append(Query(number.group(1).strip(), " ".join(title.group(1).split())))
@@ -119,6 +116,24 @@ def read_trec(document_paths: Sequence[Path], topics_path: Path, qrels_path: Pat
             )
         judgments.append(Judgment(fields[0], fields[2], _relevance(fields[3], where)))
     return Collection(tuple(documents), tuple(queries), tuple(judgments))
+
+
+def tag_blocks(text: str, tag: str) -> list[str]:
+    """The text between each `<tag>` and the next `</tag>` (any case), in one linear pass.
+
+    Like a lazy regex, an opening tag inside a block is text, and an opening tag
+    never closed yields nothing.
+    """
+    blocks: list[str] = []
+    start: int | None = None
+    for marker in _TREC_TAGS[tag].finditer(text):
+        if marker.group(1):
+            if start is not None:
+                blocks.append(text[start : marker.start()])
+                start = None
+        elif start is None:
+            start = marker.end()
+    return blocks
 
 
 def _read_text(path: Path) -> str:

@@ -26,7 +26,9 @@ TURNS_PER_WINDOW = 4
 TURN_OVERLAP = 1
 JSON_IDENTITY_FIELDS = ("id", "name", "title", "key")
 
-_HEADING = re.compile(r"^ {0,3}(#{1,4})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
+# The closing `#`s of a heading are cut in `heading_title`: in the regex, a lazy
+# title followed by optional `[ \t]+#+` was quadratic on a long run of spaces.
+_HEADING = re.compile(r" {0,3}(#{1,4})[ \t]+(.*)")
 _ANY_HEADING = re.compile(r"^ {0,3}#{1,6}[ \t]+\S")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _BLANK_LINES = re.compile(r"\n[ \t]*\n")
@@ -112,11 +114,20 @@ def chunk_markdown(text: str, warn: Callable[[str], None]) -> list[Piece]:
             flush()
             level = len(heading.group(1))
             path[:] = [(lvl, name) for lvl, name in path if lvl < level]
-            path.append((level, heading.group(2).strip()))
+            path.append((level, heading_title(heading.group(2))))
         fence = next_fence_state(line, fence)
         section.append(line)
     flush()
     return pieces
+
+
+def heading_title(text: str) -> str:
+    """An ATX heading's text without its optional closing sequence (` ##`) and padding."""
+    title = text.rstrip(" \t")
+    without_closing = title.rstrip("#")
+    if without_closing != title and without_closing[-1:] in (" ", "\t"):
+        title = without_closing
+    return title.strip()
 
 
 def next_fence_state(line: str, fence: str | None) -> str | None:
