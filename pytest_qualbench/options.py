@@ -10,6 +10,7 @@ module in every pytest run.
 from __future__ import annotations
 
 import argparse
+import math
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -33,6 +34,17 @@ def _whole_number(text: str, *, minimum: int) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < minimum:
         raise argparse.ArgumentTypeError(f"{value} is not >= {minimum}")
+    return value
+
+
+def positive_seconds(text: str) -> float:
+    """argparse `type=`: a finite number of seconds > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds > 0")
     return value
 
 

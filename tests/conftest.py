@@ -6,6 +6,7 @@ forgets modules first imported inside it, and numpy cannot be imported twice.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -13,6 +14,13 @@ from typing import Any
 
 import numpy  # noqa: F401
 import pytest
+
+# pygal (the HTML report) imports the importlib_metadata backport, which takes the
+# standard library's distribution finder off for good; first imported inside an
+# in-process pytester run, the backport's own finder is then forgotten with it and
+# no later run finds a plugin entry point. Imported here once, it stays.
+with contextlib.suppress(ImportError):
+    import importlib_metadata  # noqa: F401
 
 # A deliberately simple engine (every query word must occur in the chunk), so
 # plugin tests assert the plugin's behaviour, not the built-in engine's ranking.

@@ -47,9 +47,9 @@ class Empty(wordengine.WordEngine):
 
 
 # The `qualstat` console script's own entry point: the public surface, wherever it lives.
-qualstat: Callable[[Sequence[str]], int] = entry_points(
-    group="console_scripts", name="qualstat"
-)["qualstat"].load()
+qualstat: Callable[[Sequence[str]], int] = entry_points(group="console_scripts", name="qualstat")[
+    "qualstat"
+].load()
 
 
 def run_report(pytester: pytest.Pytester, name: str, *args: str) -> dict[str, Any]:

@@ -141,4 +141,5 @@ def test_other_hash_seed_test_order_and_entry_order_give_one_report(
     assert without_timings(read_report(pytester, "b.json")) == without_timings(first)
     reordered = read_report(pytester, "c.json")
     assert reordered.pop("dataset_hash") != first.pop("dataset_hash")
+    assert reordered.pop("dataset_files") != first.pop("dataset_files")
     assert without_timings(reordered) == without_timings(first)

@@ -300,11 +300,12 @@ def test_report_schema(pytester: pytest.Pytester) -> None:
     pytester.runpytest("--qualbench", "--qualbench-report=out/r.json")
     report = read_report(pytester, "out/r.json")
     assert sorted(report) == [
-        "by_content_type", "by_layer", "cases", "dataset_hash", "failures", "floors",
-        "latency", "metadata", "metric_version", "negatives", "overall", "schema_version",
-        "token_cost",
+        "by_content_type", "by_layer", "cases", "complete", "dataset_files", "dataset_hash",
+        "failures", "floors", "latency", "metadata", "metric_version", "negatives", "overall",
+        "schema_version", "token_cost",
     ]  # fmt: skip
-    assert report["schema_version"] == 1
+    assert report["schema_version"] == 2
+    assert report["complete"] is True
     assert report["metric_version"] == 1
     assert report["dataset_hash"].startswith("sha256:") and len(report["dataset_hash"]) == 71
     assert sorted(report["metadata"]) == [
@@ -329,7 +330,7 @@ def test_report_schema(pytester: pytest.Pytester) -> None:
     first = report["cases"][0]
     assert first["case_id"] == "json_001_q1"
     assert sorted(first) == sorted(
-        ["case_id", "entry_id", "content_type", "query", "corrected_query", "expected_layer",
+        ["case_id", "entry_id", "content_type", "definition", "query", "corrected_query", "expected_layer",
          "expected_rank_ceiling", "negative", "result_count", "rank", "layer", "needles_found",
          "needles_total", "metrics", "passed", "latency_ms"]
     )  # fmt: skip

@@ -78,13 +78,13 @@ def test_retrieved_tokens_count_the_top_k_of_each_positive_case_run(
 ) -> None:
     monkeypatch.setattr(sections, "token_counter", lambda: WORDS)
     bench_run = BenchRun(FixtureSet((), "sha256:"), lambda content_type: FixedEngine(), limit=10)
-    assert retrieved_tokens(bench_run, 3) == {}  # nothing ran yet: nothing to count
+    assert retrieved_tokens(bench_run, 3).counts == {}  # nothing ran yet: nothing to count
     bench_run.run_case(make_case("md_q1", "markdown"))
     bench_run.run_case(make_case("neg", "markdown", needles=()))
     # Top 3 of the four texts, even from an engine that returns more: 2 + 2 + 2.
-    assert retrieved_tokens(bench_run, 3) == {"md_q1": 6}
-    assert retrieved_tokens(bench_run, 1) == {"md_q1": 2}
-    assert retrieved_tokens(bench_run, 0) == {}
+    assert retrieved_tokens(bench_run, 3).counts == {"md_q1": 6}
+    assert retrieved_tokens(bench_run, 1).counts == {"md_q1": 2}
+    assert retrieved_tokens(bench_run, 0).counts == {}
 
 
 def test_token_cost_arithmetic() -> None:

@@ -11,9 +11,11 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pytest_qualbench.engine.types import ALL_KINDS, SearchEngine
+from pytest_qualbench.evaluation.deadline import call_within
 from pytest_qualbench.evaluation.judge import CHECKS, CaseRecord, judge
 from pytest_qualbench.evaluation.substrings import SubstringIndex
 from pytest_qualbench.fixtures.schema import BUILTIN_VOCABULARY, Case, FixtureSet, Vocabulary
@@ -58,6 +60,8 @@ class BenchRun:
     vocabulary: Vocabulary = BUILTIN_VOCABULARY
     # Where built indexes are kept between runs; None builds every time.
     index_cache: IndexCache | None = None
+    # Seconds an index build or a search may take; None: no limit.
+    timeout: float | None = None
     corpora: dict[str, IndexedCorpus] = field(default_factory=dict)
     index_errors: dict[str, Exception] = field(default_factory=dict)
     # Content types whose index error a case has raised (shown with its traceback).
@@ -65,6 +69,8 @@ class BenchRun:
     # Result texts per positive case id, best first: the token cost counts them
     # without searching a second time.
     retrieved: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # Resolved fixture files already collected: a symlinked directory leads to a file twice.
+    collected_files: set[Path] = field(default_factory=set)
 
     def corpus(self, content_type: str) -> IndexedCorpus:
         """The content type's indexed corpus, built on first use unless `build` ran.
@@ -89,7 +95,9 @@ class BenchRun:
     def build(self, content_type: str) -> IndexedCorpus | Exception:
         """Index the content type's corpus now; a failure is kept for its cases to raise."""
         try:
-            indexed = self.indexed(content_type)
+            indexed = call_within(
+                lambda: self.indexed(content_type), self.timeout, f"indexing {content_type}"
+            )
         except Exception as exc:
             self.index_errors[content_type] = exc
             return exc
@@ -123,7 +131,11 @@ class BenchRun:
         """
         corpus = self.corpus(case.content_type)
         started = time.perf_counter()
-        results = list(corpus.engine.search(case.query, limit=self.limit, kinds=ALL_KINDS))
+        results = call_within(
+            lambda: list(corpus.engine.search(case.query, limit=self.limit, kinds=ALL_KINDS)),
+            self.timeout,
+            f"search of {case.case_id}",
+        )
         latency_ms = (time.perf_counter() - started) * 1000.0
         if not case.is_negative:
             self.retrieved[case.case_id] = tuple(result.text for result in results[: self.limit])

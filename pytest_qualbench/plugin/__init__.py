@@ -18,6 +18,7 @@ from pytest_qualbench.options import (
     floor_option,
     non_negative_int,
     positive_int,
+    positive_seconds,
     rankers_option,
 )
 from pytest_qualbench.plugin import hookspecs
@@ -120,6 +121,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="token cost of the top K results against the whole corpus (default 3; 0: skip)",
     )
     group.addoption(
+        "--qualbench-timeout",
+        dest="qualbench_timeout",
+        type=positive_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="fail a case whose search (or its corpus's indexing) takes longer than SECONDS "
+        "(default: ini qualbench_timeout, else no limit)",
+    )
+    group.addoption(
         "--qualbench-start-times",
         dest="qualbench_start_times",
         action="store_true",
@@ -141,6 +151,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("qualbench_limit", "results requested per query", default="10")
     parser.addini(
         "qualbench_checks", "per-case checks that fail an item (default: all)", default=""
+    )
+    parser.addini(
+        "qualbench_timeout", "seconds a search may take before its case fails", default=""
     )
     parser.addini(
         "qualbench_engine",

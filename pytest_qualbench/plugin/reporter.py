@@ -26,7 +26,7 @@ from pytest_qualbench.plugin.items import bench_run_key
 from pytest_qualbench.report.build import build_report
 from pytest_qualbench.report.floors import Floor, FloorVerdict, check_floors
 from pytest_qualbench.report.terminal import summary
-from pytest_qualbench.report.writing import write_report
+from pytest_qualbench.report.writing import partial_path, write_report
 from pytest_qualbench.sections.extra import SectionOptions, extra_sections, retrieved_tokens
 
 
@@ -41,8 +41,16 @@ class QualbenchReporter:
         report_path: Path,
         *,
         section_options: SectionOptions,
+        html_path: Path | None = None,
+        baseline_path: Path | None = None,
+        config_warning: str | None = None,
     ) -> None:
+        self.config_warning = config_warning
         self.config = config
+        self.html_path = html_path
+        self.baseline_path = baseline_path
+        # Read before anything runs or is written, so no output of this run can replace it.
+        self.base = _read_baseline(baseline_path)
         self.section_options = section_options
         self.fixture_set = fixture_set
         self.floors = floors
@@ -51,6 +59,12 @@ class QualbenchReporter:
         self.records: dict[str, CaseRecord] = {}
         # Tokens of each positive case's top-k results, counted in the process that ran it.
         self.retrieved_tokens: dict[str, int] = {}
+        self.tokens_error: str | None = None
+        # Node id -> case id, from the reports of the item itself (xdist's crash report
+        # carries only the node id, and a case_id may contain "::").
+        self.case_of_node: dict[str, str] = {}
+        self.written_path: Path | None = None
+        self.unfinished: str | None = None
         self.index_ms: dict[str, float] = {}
         # Where the indexes came from: a content type some process built counts as built.
         self.cached_indexes: set[str] = set()
@@ -63,6 +77,7 @@ class QualbenchReporter:
         self.html_line: str | None = None
         self.lint_lines: list[str] = []
         self.lint_failed = False
+        self.gate_regressions = ""
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if not self.config.option.qualbench_lint:
@@ -74,18 +89,17 @@ class QualbenchReporter:
         self.lint_lines = [str(finding) for finding in findings] or ["no findings"]
         self.lint_failed = has_errors(findings)
 
-    def _case_of(self, nodeid: str) -> Case | None:
-        path, _, name = nodeid.rpartition("::")
-        return self.cases.get(name) if path.endswith(".jsonl") else None
-
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         wire = getattr(report, "qualbench_case", None)
         if wire is not None:
             self.records[wire["case_id"]] = CaseRecord.from_wire(wire)
             return
+        case_id: str | None = getattr(report, "qualbench_case_id", None)
+        if case_id is not None:
+            self.case_of_node[report.nodeid] = case_id
         if not report.failed:
             return
-        case = self._case_of(report.nodeid)
+        case = self.cases.get(case_id or self.case_of_node.get(report.nodeid, ""))
         if case is not None and case.case_id not in self.records:
             # No record means the case never finished (a crashed worker, a failing
             # setup): it scores 0 rather than leaving the denominators.
@@ -125,6 +139,7 @@ class QualbenchReporter:
                 # A build's time stands for the run, not the workers' loads after it.
                 self.index_ms[content_type] = max(index_ms, self.index_ms.get(content_type, 0.0))
         self.retrieved_tokens.update(output["retrieved_tokens"])
+        self.tokens_error = self.tokens_error or output.get("tokens_error")
         engine = output["engine"]
         if engine is None:
             return
@@ -142,59 +157,82 @@ class QualbenchReporter:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if not self.records:
-            return
         bench_run = self.config.stash[bench_run_key]
         if bench_run.corpora:
             self.index_ms = bench_run.index_times()
             self.cached_indexes = set(bench_run.cached_indexes())
             self.engine = engine_info(bench_run)
-            self.retrieved_tokens.update(retrieved_tokens(bench_run, self.section_options.tokens_k))
-        full_run = set(self.records) >= set(self.cases)
+            tokens = retrieved_tokens(bench_run, self.section_options.tokens_k)
+            self.retrieved_tokens.update(tokens.counts)
+            self.tokens_error = self.tokens_error or tokens.error
+        self.unfinished = _unfinished(session, bool(self.records))
+        full_run = set(self.records) >= set(self.cases) and self.unfinished is None
         ran = [self.cases[case_id] for case_id in sorted(self.records) if case_id in self.cases]
-        sections = extra_sections(bench_run, ran, self.section_options, self.retrieved_tokens)
+        sections = extra_sections(
+            bench_run, ran, self.section_options, self.retrieved_tokens, self.tokens_error
+        )
         self.report = build_report(
             list(self.records.values()),
             dataset_hash=self.fixture_set.dataset_hash,
+            dataset_files=[digest.to_json() for digest in self.fixture_set.dataset_files],
             metadata=self._metadata(),
             index_ms=self.index_ms,
             floors=self.floors,
             floors_enforced=full_run,
             sections=sections,
             cached=self.cached_indexes - self.built_indexes,
+            complete=self.unfinished is None,
         )
         self.verdicts = check_floors(self.report, self.floors, enforced=full_run)
-        write_report(self.report_path, self.report)
+        self.written_path = self._write_report(self.report)
+        if self.unfinished is not None:
+            # Nothing to gate on: pytest's own status already says the run did not finish.
+            return
         gate_failed = self.lint_failed or any(verdict.ok is False for verdict in self.verdicts)
-        baseline: str | None = self.config.option.qualbench_compare
-        if baseline:
-            gate_failed |= self._compare(self.config.invocation_params.dir / baseline, self.report)
-        html_path: str | None = self.config.option.qualbench_html
-        if html_path:
-            self._write_html(self.config.invocation_params.dir / html_path, self.report)
+        if self.baseline_path is not None:
+            gate_failed |= self._compare(self.baseline_path, self.report)
+        if self.html_path is not None:
+            self._write_html(self.html_path, self.report)
         if gate_failed and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+    def _write_report(self, report: dict[str, Any]) -> Path:
+        """A complete run replaces the report; any other writes the partial sibling only."""
+        partial = partial_path(self.report_path)
+        if self.unfinished is not None:
+            write_report(partial, report)
+            return partial
+        write_report(self.report_path, report)
+        # A partial report left by an earlier run must not outlive a complete one.
+        partial.unlink(missing_ok=True)
+        return self.report_path
 
     def _compare(self, baseline: Path, report: dict[str, Any]) -> bool:
         """Compare with the baseline report; True when that fails the run."""
         from pytest_qualbench.compare.diff import compare_reports
-        from pytest_qualbench.compare.loading import ReportError, load_report
         from pytest_qualbench.compare.records import IncomparableReports
         from pytest_qualbench.compare.render import comparison_to_json, render_comparison
 
-        try:
-            base = load_report(baseline)
-        except ReportError as exc:
+        base = self.base
+        if isinstance(base, str):
             fail: bool = self.config.option.qualbench_compare_missing == "fail"
-            self.compare_lines = [f"baseline not used: {exc}" + ("" if fail else " (warning only)")]
+            self.compare_lines = [
+                f"baseline not used: {base}" + ("" if fail else " (warning only)")
+            ]
             return fail
+        assert base is not None, "read in __init__ whenever a baseline path is given"
         try:
             comparison = compare_reports(base, report)
         except IncomparableReports as exc:
             self.compare_lines = [f"cannot compare with {baseline}: {exc}"]
+            self.gate_regressions = "no comparison possible"
+            if base["dataset_hash"] != report["dataset_hash"]:
+                self.compare_lines += DIFFERENT_FIXTURES_REMEDY
             return True
         self.compare_lines = render_comparison(comparison, "text").splitlines()
         self.baseline = (base, comparison_to_json(comparison))
+        if comparison.regressions:
+            self.gate_regressions = f"{len(comparison.regressions)} regression(s)"
         return comparison.exit_code != 0
 
     def _write_html(self, path: Path, report: dict[str, Any]) -> None:
@@ -228,9 +266,18 @@ class QualbenchReporter:
             return
         terminalreporter.write_sep("=", "qualbench")
         verbosity = self.config.option.verbose
-        for summary_line in summary(self.report, self.report_path, self.verdicts, verbosity):
+        for summary_line in summary(self.report, self.written_path, self.verdicts, verbosity):
             markup = {summary_line.colour: True} if summary_line.colour else {}
             terminalreporter.write_line(summary_line.text, bold=summary_line.bold, **markup)
+        if self.config_warning is not None:
+            terminalreporter.write_line(self.config_warning, red=True, bold=True)
+        if self.unfinished is not None:
+            terminalreporter.write_line(
+                f"run did not finish ({self.unfinished}): partial report (complete: false) "
+                f"written to {self.written_path}; {self.report_path} left as it was",
+                red=True,
+                bold=True,
+            )
         for warning in self.report["metadata"]["engine"]["warnings"]:
             terminalreporter.write_line(f"engine warning: {warning}", yellow=True)
         if any(not record.layers_reported for record in self.records.values()):
@@ -245,6 +292,49 @@ class QualbenchReporter:
             terminalreporter.write_sep("-", "qualbench compare")
             for line in self.compare_lines:
                 terminalreporter.write_line(line)
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        """The last line of the run: red, naming what failed the gate, after pytest's counts."""
+        reasons = [verdict.describe() for verdict in self.verdicts if verdict.ok is False]
+        if self.lint_failed:
+            reasons.append("lint errors")
+        if self.gate_regressions:
+            reasons.append(f"{self.gate_regressions} against {self.baseline_path}")
+        terminal = config.pluginmanager.get_plugin("terminalreporter")
+        if reasons and terminal is not None:
+            terminal.write_sep("=", "qualbench FAILED: " + "; ".join(reasons), red=True, bold=True)
+
+
+DIFFERENT_FIXTURES_REMEDY = [
+    "To gate a change that edits fixtures, make the baseline from these fixture files: "
+    "run the base engine on these fixtures (check out the base commit, put this run's "
+    "fixture files in its place, run `pytest --qualbench --qualbench-report=base.json` "
+    "there; docs/qualstat.md shows the CI recipe).",
+    "To compare only the cases both runs share: qualstat --intersect BASE.json REPORT.json",
+]
+
+
+def _read_baseline(path: Path | None) -> dict[str, Any] | str | None:
+    """The baseline report, the reason it cannot be used, or None when none was asked for."""
+    if path is None:
+        return None
+    from pytest_qualbench.compare.loading import ReportError, load_report
+
+    try:
+        return load_report(path)
+    except ReportError as exc:
+        return str(exc)
+
+
+def _unfinished(session: pytest.Session, any_case_ran: bool) -> str | None:
+    """Why the run did not finish, or None when every selected case ran."""
+    if session.exitstatus == pytest.ExitCode.INTERRUPTED:
+        return "interrupted"
+    if session.shouldstop or session.shouldfail:
+        return f"stopped early: {session.shouldstop or session.shouldfail}"
+    if not any_case_ran:
+        return "no case ran"
+    return None
 
 
 def _git_info(root: Path) -> dict[str, str] | None:

@@ -31,13 +31,21 @@ from pytest_qualbench.evaluation.runner import (
 )
 from pytest_qualbench.fixtures.discovery import discover_fixture_files
 from pytest_qualbench.fixtures.loading import load_fixture_set
-from pytest_qualbench.fixtures.schema import BUILTIN_VOCABULARY, CONTENT_TYPES, Vocabulary
+from pytest_qualbench.fixtures.schema import (
+    BUILTIN_VOCABULARY,
+    CONTENT_TYPES,
+    FixtureSet,
+    Vocabulary,
+)
 from pytest_qualbench.index_cache import CACHE_DIR, IndexCache
-from pytest_qualbench.options import positive_int
+from pytest_qualbench.options import positive_int, positive_seconds
+from pytest_qualbench.plugin.configfile import unread_config_message, unread_project_config
 from pytest_qualbench.plugin.indexing import build_indexes, is_xdist_worker
 from pytest_qualbench.plugin.items import CaseItem, QualbenchFile, bench_run_key
 from pytest_qualbench.plugin.reporter import QualbenchReporter
-from pytest_qualbench.report.floors import Floor, parse_floor, scope_error
+from pytest_qualbench.report.floors import Floor, absent_scope, parse_floor, scope_error
+from pytest_qualbench.report.targets import UnsafeOutput, checked_output
+from pytest_qualbench.report.writing import partial_path
 from pytest_qualbench.sections.extra import SectionOptions, retrieved_tokens
 from pytest_qualbench.sections.rankers import (
     RankerSpecError,
@@ -58,10 +66,13 @@ def start_benchmark(config: pytest.Config, paths: Sequence[Path]) -> None:
             "markers", f"{content_type}: a qualbench case over {content_type} content"
         )
     _require_html_extra(config)
+    controller = not hasattr(config, "workerinput")
+    config_warning = _config_warning(config) if controller else None
     files = discover_fixture_files(paths)
     if not files:
         shown = ", ".join(str(path) for path in paths)
-        raise pytest.UsageError(f"qualbench: no .jsonl fixture files found in {shown}")
+        hint = f"\n{config_warning}" if config_warning else ""
+        raise pytest.UsageError(f"qualbench: no .jsonl fixture files found in {shown}{hint}")
     fixture_set = load_fixture_set(files, config.rootpath, vocabulary)
     bench_run = BenchRun(
         fixture_set=fixture_set,
@@ -71,17 +82,22 @@ def start_benchmark(config: pytest.Config, paths: Sequence[Path]) -> None:
         or _ini_value(config, "qualbench_checks", _ini_checks),
         vocabulary=vocabulary,
         index_cache=IndexCache(config.rootpath / CACHE_DIR),
+        timeout=_timeout(config),
     )
     config.stash[bench_run_key] = bench_run
     config.pluginmanager.register(sys.modules[__name__], "qualbench-session")
     # Only the controller (or a serial run) aggregates; xdist workers just run cases.
-    if not hasattr(config, "workerinput"):
+    if controller:
+        report_path, html_path, baseline_path = _outputs(config, fixture_set)
         reporter = QualbenchReporter(
             config,
             fixture_set,
-            _floors(config, vocabulary),
-            _report_path(config),
+            _floors(config, vocabulary, fixture_set),
+            report_path,
             section_options=_section_options(config),
+            html_path=html_path,
+            baseline_path=baseline_path,
+            config_warning=config_warning,
         )
         config.stash[reporter_key] = reporter
         config.pluginmanager.register(reporter, "qualbench-reporter")
@@ -98,6 +114,16 @@ def _require_html_extra(config: pytest.Config) -> None:
         require_html_extra()
     except HtmlExtraMissing as exc:
         raise pytest.UsageError(f"qualbench: --qualbench-html: {exc}") from None
+
+
+def _config_warning(config: pytest.Config) -> str | None:
+    """A loud warning when the project's own pytest configuration was not read."""
+    unread = unread_project_config(config.invocation_params.dir, config.inipath)
+    if unread is None:
+        return None
+    message = unread_config_message(unread, config.rootpath, config.inipath)
+    config.issue_config_time_warning(pytest.PytestConfigWarning(message), stacklevel=2)
+    return message
 
 
 def _engine_spec(config: pytest.Config) -> str:
@@ -184,10 +210,20 @@ def _ini_value(config: pytest.Config, name: str, parse: Any) -> Any:
         raise pytest.UsageError(f"qualbench: ini {name}: {exc}") from None
 
 
-def _floors(config: pytest.Config, vocabulary: Vocabulary) -> list[Floor]:
+def _timeout(config: pytest.Config) -> float | None:
+    """Seconds a search may take: --qualbench-timeout, else ini qualbench_timeout; None: no limit."""
+    option: float | None = config.option.qualbench_timeout
+    if option is not None:
+        return option
+    text = str(config.getini("qualbench_timeout")).strip()
+    return _ini_value(config, "qualbench_timeout", positive_seconds) if text else None
+
+
+def _floors(config: pytest.Config, vocabulary: Vocabulary, fixture_set: FixtureSet) -> list[Floor]:
     """Floors from the ini file, overridden metric by metric by the command line.
 
-    A floor may name any content type the configured engine accepts.
+    A floor may name any content type the configured engine accepts, but one on a
+    content type the fixture set has no case of could never fail: a usage error.
     """
     floors: dict[str, Floor] = {}
     for line in config.getini("qualbench_floors"):
@@ -203,6 +239,10 @@ def _floors(config: pytest.Config, vocabulary: Vocabulary) -> list[Floor]:
         if problem:
             raise pytest.UsageError(f"qualbench: --qualbench-floor {floor.name}: {problem}")
         floors[floor.name] = floor
+    for floor in floors.values():
+        absent = absent_scope(floor, fixture_set)
+        if absent is not None:
+            raise pytest.UsageError(f"qualbench: floor {floor.name}:{floor.value:g}: {absent}")
     return list(floors.values())
 
 
@@ -213,12 +253,55 @@ def _report_path(config: pytest.Config) -> Path:
     return config.rootpath / str(config.getini("qualbench_report"))
 
 
+def _outputs(
+    config: pytest.Config, fixture_set: FixtureSet
+) -> tuple[Path, Path | None, Path | None]:
+    """The report, HTML and baseline paths, once each output is known to be safe to write.
+
+    Nothing is written over a special file, a fixture file, the baseline or the
+    other output; the check runs before any case, so a refusal touches nothing.
+    """
+    invocation_dir = config.invocation_params.dir
+    report = _report_path(config)
+    html_option: str | None = config.option.qualbench_html
+    html = invocation_dir / html_option if html_option else None
+    baseline_option: str | None = config.option.qualbench_compare
+    baseline = invocation_dir / baseline_option if baseline_option else None
+    protected = {f.path: f"the fixture file {f.display_path}" for f in fixture_set.files}
+    if baseline is not None:
+        protected[baseline] = "the baseline (--qualbench-compare)"
+    reports = {report: "the JSON report", partial_path(report): "the partial JSON report"}
+    try:
+        checked_output(
+            report, "report", {**protected, **({html: "the HTML report"} if html else {})}
+        )
+        checked_output(partial_path(report), "partial report", protected)
+        if html is not None:
+            checked_output(html, "--qualbench-html", {**protected, **reports})
+    except UnsafeOutput as exc:
+        raise pytest.UsageError(f"qualbench: {exc}") from None
+    return report, html, baseline
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """Skip a directory symlink that points back at one of its own ancestors (a loop)."""
+    if not collection_path.is_symlink() or not collection_path.is_dir():
+        return None
+    target = collection_path.resolve()
+    parent = collection_path.parent.resolve()
+    return True if target == parent or target in parent.parents else None
+
+
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> QualbenchFile | None:
     bench_run = parent.config.stash.get(bench_run_key, None)
     if bench_run is None or file_path.suffix != ".jsonl":
         return None
-    if bench_run.fixture_set.file(file_path) is None:
+    fixture_file = bench_run.fixture_set.file(file_path)
+    # Each real file once, however many symlinked directories lead to it.
+    if fixture_file is None or fixture_file.path in bench_run.collected_files:
         return None
+    bench_run.collected_files.add(fixture_file.path)
+
     # Named by stem: `-k` matches node names as substrings, and every "*.jsonl"
     # name would otherwise match `-k json`.
     return QualbenchFile.from_parent(parent, path=file_path, name=file_path.stem)
@@ -243,21 +326,34 @@ def pytest_runtest_protocol(item: pytest.Item) -> None:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     report = yield
-    if isinstance(item, CaseItem) and call.when == "call" and item.record is not None:
-        # A report attribute travels with the report from xdist workers to the controller.
-        report.qualbench_case = item.record.to_wire()
+    if isinstance(item, CaseItem):
+        # Report attributes travel with the report from xdist workers to the controller:
+        # the case id lets a crash later in the same item be attributed without parsing
+        # its node id (a case_id may hold "::").
+        report.qualbench_case_id = item.case.case_id
+        if call.when == "call" and item.record is not None:
+            report.qualbench_case = item.record.to_wire()
     return report
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    from pytest_qualbench.plugin.scheduling import crash_safe_scheduler
+
+    return crash_safe_scheduler(config, log)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     config = session.config
     bench_run = config.stash.get(bench_run_key, None)
     if bench_run is not None and hasattr(config, "workeroutput"):
+        tokens = retrieved_tokens(bench_run, _tokens_k(config))
         config.workeroutput["qualbench"] = {
             "index_ms": bench_run.index_times(),
             "cached_indexes": bench_run.cached_indexes(),
             "engine": engine_info(bench_run),
-            "retrieved_tokens": retrieved_tokens(bench_run, _tokens_k(config)),
+            "retrieved_tokens": tokens.counts,
+            "tokens_error": tokens.error,
         }
         # Here, not at unconfigure: once this hook returns, xdist reports the worker
         # finished and the controller may end it before it unconfigures.

@@ -20,7 +20,7 @@ from pytest_qualbench.evaluation.metrics import (
 )
 from pytest_qualbench.report.floors import Floor, check_floors
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 # Report parts that measure the machine rather than the ranking.
@@ -98,19 +98,24 @@ def build_report(
     records: Sequence[CaseRecord],
     *,
     dataset_hash: str,
+    dataset_files: Sequence[Mapping[str, Any]] = (),
     metadata: Mapping[str, Any],
     index_ms: Mapping[str, float],
     floors: Sequence[Floor],
     floors_enforced: bool,
     sections: Mapping[str, Any] | None = None,
     cached: Collection[str] = (),
+    complete: bool = True,
 ) -> dict[str, Any]:
     """Assemble the whole report from the case records of a run, plus optional `sections`."""
     ordered = sorted(records, key=lambda record: record.case_id)
     report: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
+        # False for a run that did not finish (interrupted, nothing ran): a partial report.
+        "complete": complete,
         "metric_version": METRIC_VERSION,
         "dataset_hash": dataset_hash,
+        "dataset_files": list(dataset_files),
         "metadata": dict(metadata),
         **aggregate(ordered),
         "latency": latency_table(ordered, index_ms, cached),

@@ -11,7 +11,7 @@ from pytest_qualbench.evaluation.metrics import (
     ALL_METRIC_NAMES,
     NEGATIVE_METRIC,
 )
-from pytest_qualbench.fixtures.schema import CONTENT_TYPES
+from pytest_qualbench.fixtures.schema import CONTENT_TYPES, FixtureSet
 
 
 @dataclass(frozen=True)
@@ -102,6 +102,25 @@ def metric_value(report: Mapping[str, Any], floor: Floor) -> float | None:
         )
     value = table.get(floor.metric)
     return None if value is None else float(value)
+
+
+def absent_scope(floor: Floor, fixture_set: FixtureSet) -> str | None:
+    """Why the fixture set cannot test `floor` (it has no case in its scope), or None."""
+    negative = floor.metric == NEGATIVE_METRIC
+    in_scope = [
+        case
+        for case in fixture_set.cases()
+        if case.is_negative == negative and floor.scope in (None, case.content_type)
+    ]
+    if in_scope:
+        return None
+    kind = "negative " if negative else ""
+    scope = f"{floor.scope} " if floor.scope is not None else ""
+    present = sorted({case.content_type for case in fixture_set.cases()})
+    return (
+        f"the fixture set has no {kind}{scope}cases, so this floor could never fail "
+        f"(content types present: {', '.join(present) or 'none'})"
+    )
 
 
 def check_floors(

@@ -42,10 +42,12 @@ def extra_sections(
     cases: Sequence[Case],
     options: SectionOptions,
     retrieved: Mapping[str, int],
+    tokens_error: str | None = None,
 ) -> dict[str, Any]:
     """The wanted sections over the cases that ran, keyed by their report name.
 
-    `retrieved` holds `retrieved_tokens` per case id, from every process that ran cases.
+    `retrieved` holds `retrieved_tokens` per case id, from every process that ran
+    cases; `tokens_error` is why one of them could not count its texts.
     """
     positives = sorted((case for case in cases if not case.is_negative), key=lambda c: c.case_id)
     sections: dict[str, Any] = {}
@@ -57,7 +59,9 @@ def extra_sections(
             lambda: rankers_section(bench_run, positives, options.rankers),
             {"rankers": names, "metrics": {}, "lift": {}},
         )
-    if options.tokens_k > 0:
+    if options.tokens_k > 0 and tokens_error is not None:
+        sections["token_cost"] = {"skipped": f"a result could not be counted: {tokens_error}"}
+    elif options.tokens_k > 0:
         counted = [case for case in positives if case.case_id in retrieved]
         sections["token_cost"] = guarded(
             lambda: token_cost(
@@ -86,21 +90,34 @@ def guarded(compute: Callable[[], dict[str, Any]], empty: dict[str, Any]) -> dic
         return {**empty, "skipped": f"{type(exc).__name__}: {exc}"}
 
 
-def retrieved_tokens(bench_run: BenchRun, k: int) -> dict[str, int]:
+@dataclass(frozen=True)
+class RetrievedTokens:
+    """Token counts per positive case id, and why counting stopped, if it did."""
+
+    counts: dict[str, int]
+    error: str | None = None
+
+
+def retrieved_tokens(bench_run: BenchRun, k: int) -> RetrievedTokens:
     """Tokens of the top k result texts of each positive case this process searched.
 
     The texts are those the case's own search returned (at most the run's
     limit); a case whose search raised has none. Counted together once the
     cases ran, not case by case: between two searches the tokenizer's tables
-    fall out of the CPU caches, and encoding then took 1.7x as long.
+    fall out of the CPU caches, and encoding then took 1.7x as long. A text
+    the tokenizer refuses (not a str, past its length limit) ends the count
+    with an error for the token_cost section; the report keeps everything else.
     """
     if k <= 0:
-        return {}
+        return RetrievedTokens({})
     counter = token_counter()
-    return {
-        case_id: sum(counter.count(text) for text in texts[:k])
-        for case_id, texts in sorted(bench_run.retrieved.items())
-    }
+    counts: dict[str, int] = {}
+    for case_id, texts in sorted(bench_run.retrieved.items()):
+        try:
+            counts[case_id] = sum(counter.count(text) for text in texts[:k])
+        except Exception as exc:
+            return RetrievedTokens(counts, f"case {case_id}: {type(exc).__name__}: {exc}")
+    return RetrievedTokens(counts)
 
 
 def rankers_section(
