@@ -12,12 +12,9 @@ from dataclasses import dataclass, replace
 
 from pytest_qualbench.engine.types import ALL_KINDS, Result
 from pytest_qualbench.evaluation.judge import CaseRecord, judge, snippet
-from pytest_qualbench.evaluation.outcomes import check_outcomes
+from pytest_qualbench.evaluation.outcomes import NEEDLE_CLOSE, NEEDLE_OPEN, check_outcomes, marked
 from pytest_qualbench.evaluation.runner import BenchRun, EngineFactory
 from pytest_qualbench.fixtures import Case, FixtureSet
-
-NEEDLE_OPEN = ">>>"
-NEEDLE_CLOSE = "<<<"
 
 
 @dataclass(frozen=True)
@@ -108,9 +105,7 @@ def result_lines(
     ]
     for rank, result in enumerate(results, start=1):
         needle = next((n for n in needles if n in result.text), None)
-        excerpt = snippet(result.text, needle)
-        if needle is not None:
-            excerpt = excerpt.replace(needle, f"{NEEDLE_OPEN}{needle}{NEEDLE_CLOSE}", 1)
+        excerpt = marked(snippet(result.text, needle), needle)
         where = entry_of_source.get(result.source, result.source or "?")
         title = f" {result.title} |" if result.title else ""
         layer = result.layer or "no layer"

@@ -11,6 +11,17 @@ from dataclasses import dataclass
 
 from pytest_qualbench.evaluation.judge import CHECKS, CaseRecord
 
+# How a needle is marked in a one-line snippet, wherever a terminal shows results.
+NEEDLE_OPEN = ">>>"
+NEEDLE_CLOSE = "<<<"
+
+
+def marked(snippet: str, needle: str | None) -> str:
+    """The snippet with the needle's first occurrence between the markers."""
+    if needle is None:
+        return snippet
+    return snippet.replace(needle, f"{NEEDLE_OPEN}{needle}{NEEDLE_CLOSE}", 1)
+
 
 @dataclass(frozen=True)
 class CheckOutcome:

@@ -30,7 +30,6 @@ class BenchConfig:
     # The ini's qualbench_paths, relative to the ini file's folder.
     fixture_paths: tuple[Path, ...]
     limit: int
-    root: Path
 
 
 def add_engine_options(parser: argparse.ArgumentParser) -> None:
@@ -75,5 +74,4 @@ def bench_config(config: pytest.Config) -> BenchConfig:
         engine_factory=_engine_factory(config),
         fixture_paths=tuple(ini_dir / entry for entry in config.getini("qualbench_paths")),
         limit=config.option.qualbench_limit or _ini_value(config, "qualbench_limit", positive_int),
-        root=config.rootpath,
     )

@@ -16,13 +16,11 @@ from _pytest._code.code import ReprFileLocation, TerminalRepr
 from _pytest._io import TerminalWriter
 
 from pytest_qualbench.evaluation.judge import CaseRecord
-from pytest_qualbench.evaluation.outcomes import check_outcomes, failure_reason
+from pytest_qualbench.evaluation.outcomes import check_outcomes, failure_reason, marked
 from pytest_qualbench.evaluation.runner import IndexingFailed
 from pytest_qualbench.fixtures.schema import Case
 from pytest_qualbench.plugin.engine_errors import engine_error_repr
 
-NEEDLE_OPEN = ">>>"
-NEEDLE_CLOSE = "<<<"
 VERDICT_MARKUP = {True: {"green": True}, False: {"red": True}, None: {}}
 
 
@@ -75,9 +73,7 @@ def _top_results(record: CaseRecord) -> list[Line]:
         return [] if record.negative else [Line("top results: none returned")]
     lines = [Line(f"top results ({record.result_count} returned):")]
     for shown in record.top_results:
-        snippet = shown.snippet
-        if shown.needle is not None:
-            snippet = snippet.replace(shown.needle, f"{NEEDLE_OPEN}{shown.needle}{NEEDLE_CLOSE}", 1)
+        snippet = marked(shown.snippet, shown.needle)
         title = f" {shown.title} |" if shown.title else ""
         lines.append(Line(f"  {shown.rank:>2}. [{shown.layer or 'no layer'}]{title} {snippet}"))
     return lines
