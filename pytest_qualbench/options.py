@@ -66,6 +66,16 @@ def checks_option(text: str) -> frozenset[str]:
     return parse_checks(text)
 
 
+def engine_option(text: str) -> tuple[str, str]:
+    """argparse `type=` for --qualbench-engine-option: KEY=VALUE."""
+    from pytest_qualbench.evaluation.engine_options import EngineOptionError, parse_pair
+
+    try:
+        return parse_pair(text)
+    except EngineOptionError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
 def rankers_option(text: str) -> tuple[str, ...]:
     """argparse `type=` for --qualbench-rankers."""
     from pytest_qualbench.sections.rankers import parse_ranker_names

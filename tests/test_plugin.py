@@ -314,6 +314,7 @@ def test_report_schema(pytester: pytest.Pytester) -> None:
     assert report["metadata"]["engine"] == {
         "name": "wordengine:WordEngine",
         "config": {"kind": "word"},
+        "options": {},
         "warnings": [],
     }
     assert report["metadata"]["relevant_set"] == "chunks"

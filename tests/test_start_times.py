@@ -27,6 +27,7 @@ def request_for(tmp_path: Path) -> dict[str, Any]:
     fixture.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
     return {
         "engine": ENGINE,
+        "engine_options": {},
         "fixture_paths": [str(fixture)],
         "root": str(tmp_path),
         "content_type": "markdown",
@@ -52,6 +53,15 @@ def test_cold_writes_the_cache_and_seeded_answers_the_same(request_for: dict[str
     again = measure({**request_for, "mode": "cold"})
     assert again["cache_before"] == "hit"
     assert again["results"] == first["results"]
+
+
+def test_engine_options_reach_the_measuring_process(request_for: dict[str, Any]) -> None:
+    measure({**request_for, "mode": "cold"})
+    tuned = {**request_for, "engine_options": {"k1": "1.5", "fuzzy": "fallback"}}
+    # Another config is another cache key: the default engine's index is not reused.
+    assert measure({**tuned, "mode": "cold"})["cache_before"] == "stale"
+    assert measure({**tuned, "mode": "cold"})["cache_before"] == "hit"
+    assert "ms" in measure({**tuned, "mode": "seeded"})
 
 
 def test_a_changed_fixture_byte_makes_the_cache_stale(request_for: dict[str, Any]) -> None:

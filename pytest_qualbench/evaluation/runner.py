@@ -9,7 +9,7 @@ which xdist worker runs it.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,6 +55,8 @@ class BenchRun:
     fixture_set: FixtureSet
     engine_factory: EngineFactory
     limit: int
+    # The factory's keyword arguments from --qualbench-engine-option, as typed values.
+    engine_options: Mapping[str, Any] = field(default_factory=dict)
     checks: Collection[str] = CHECKS
     # The configured engine's layer names and content types (fixtures were validated against it).
     vocabulary: Vocabulary = BUILTIN_VOCABULARY
@@ -181,6 +183,7 @@ def engine_info(bench_run: BenchRun) -> dict[str, Any] | None:
         return {
             "name": f"{type(engine).__module__}:{type(engine).__qualname__}",
             "config": dict(config) if isinstance(config, dict) else {},
+            "options": dict(bench_run.engine_options),
             "lists_chunks": bench_run.lists_chunks(),
             "warnings": sorted(
                 str(warning)

@@ -15,6 +15,7 @@ import pytest
 
 from pytest_qualbench.options import (
     checks_option,
+    engine_option,
     floor_option,
     non_negative_int,
     positive_int,
@@ -76,6 +77,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="engine to benchmark: builtin, bm25s, tantivy, postgres, dense, hybrid, a name "
         "registered by another package, or package.module:factory "
         "(default: ini qualbench_engine, else builtin)",
+    )
+    group.addoption(
+        "--qualbench-engine-option",
+        dest="qualbench_engine_options",
+        action="append",
+        type=engine_option,
+        default=[],
+        metavar="KEY=VALUE",
+        help="keyword argument of the engine factory, typed by its annotation (repeatable; "
+        "adds to and overrides ini qualbench_engine_options)",
     )
     group.addoption(
         "--qualbench-compare",
@@ -164,6 +175,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "qualbench_postgres_dsn",
         "PostgreSQL DSN of the postgres engine (default: $QUALBENCH_POSTGRES_DSN)",
         default="",
+    )
+    parser.addini(
+        "qualbench_engine_options",
+        "keyword arguments of the engine factory, one KEY=VALUE per line",
+        type="linelist",
+        default=[],
     )
 
 

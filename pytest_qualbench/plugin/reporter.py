@@ -255,6 +255,7 @@ class QualbenchReporter:
             "engine": {
                 "name": engine["name"],
                 "config": engine["config"],
+                "options": engine.get("options", {}),
                 "warnings": engine.get("warnings", []),
             },
             "relevant_set": "chunks" if engine["lists_chunks"] else "returned",

@@ -22,6 +22,11 @@ from pytest_qualbench.adapters.registry import (
     ini_options,
     resolve_engine,
 )
+from pytest_qualbench.evaluation.engine_options import (
+    EngineOptionError,
+    factory_keywords,
+    merged_pairs,
+)
 from pytest_qualbench.evaluation.judge import CHECKS, parse_checks
 from pytest_qualbench.evaluation.runner import (
     DEFAULT_ENGINE,
@@ -58,7 +63,8 @@ reporter_key = pytest.StashKey["QualbenchReporter"]()
 
 def start_benchmark(config: pytest.Config, paths: Sequence[Path]) -> None:
     """Load the fixture set, make the run's state, and register the benchmark's hooks."""
-    maker = engine_maker(config, _engine_spec(config))
+    engine_options = _engine_options(config)
+    maker, engine_keywords = configured_maker(config, engine_options)
     vocabulary = _vocabulary(config, maker)
     config.addinivalue_line("markers", "qualbench: a qualbench search case")
     for content_type in vocabulary.content_types:
@@ -77,6 +83,7 @@ def start_benchmark(config: pytest.Config, paths: Sequence[Path]) -> None:
     bench_run = BenchRun(
         fixture_set=fixture_set,
         engine_factory=_engine_factory(config, maker),
+        engine_options=engine_keywords,
         limit=config.option.qualbench_limit or _ini_value(config, "qualbench_limit", positive_int),
         checks=config.option.qualbench_checks
         or _ini_value(config, "qualbench_checks", _ini_checks),
@@ -94,7 +101,7 @@ def start_benchmark(config: pytest.Config, paths: Sequence[Path]) -> None:
             fixture_set,
             _floors(config, vocabulary, fixture_set),
             report_path,
-            section_options=_section_options(config),
+            section_options=_section_options(config, engine_options),
             html_path=html_path,
             baseline_path=baseline_path,
             config_warning=config_warning,
@@ -147,6 +154,32 @@ def engine_maker(config: pytest.Config, spec: str) -> EngineMaker:
     return functools.partial(factory, **keywords) if keywords else factory
 
 
+def _engine_options(config: pytest.Config) -> dict[str, str]:
+    """ini `qualbench_engine_options`, then every --qualbench-engine-option (last one wins)."""
+    try:
+        return merged_pairs(
+            config.getini("qualbench_engine_options"), config.option.qualbench_engine_options
+        )
+    except EngineOptionError as exc:
+        raise pytest.UsageError(f"qualbench: ini qualbench_engine_options: {exc}") from None
+
+
+def configured_maker(
+    config: pytest.Config, options: dict[str, str]
+) -> tuple[EngineMaker, dict[str, Any]]:
+    """The configured engine's factory with the engine options bound, and the typed options.
+
+    Only the benchmarked engine gets them: an engine named as a ranker keeps its defaults.
+    """
+    spec = _engine_spec(config)
+    maker = engine_maker(config, spec)
+    try:
+        keywords = factory_keywords(maker, options, spec)
+    except EngineOptionError as exc:
+        raise pytest.UsageError(f"qualbench: {exc}") from None
+    return (functools.partial(maker, **keywords) if keywords else maker), keywords
+
+
 def _vocabulary(config: pytest.Config, maker: EngineMaker) -> Vocabulary:
     """The layer names and content types the configured engine declares (on its factory)."""
     if config.hook.pytest_qualbench_make_engine.get_hookimpls():
@@ -162,8 +195,11 @@ def _vocabulary(config: pytest.Config, maker: EngineMaker) -> Vocabulary:
 
 
 def _engine_factory(config: pytest.Config, maker: EngineMaker | None = None) -> EngineFactory:
-    """One engine per content type: the conftest hook's, else the configured factory's."""
-    default = maker if maker is not None else engine_maker(config, _engine_spec(config))
+    """One engine per content type: the conftest hook's, else the configured factory's.
+
+    The options go to the configured factory, for the content types the hook leaves to it.
+    """
+    default = maker if maker is not None else configured_maker(config, _engine_options(config))[0]
 
     def make_engine(content_type: str) -> Any:
         engine = config.hook.pytest_qualbench_make_engine(config=config, content_type=content_type)
@@ -172,7 +208,7 @@ def _engine_factory(config: pytest.Config, maker: EngineMaker | None = None) -> 
     return make_engine
 
 
-def _section_options(config: pytest.Config) -> SectionOptions:
+def _section_options(config: pytest.Config, engine_options: dict[str, str]) -> SectionOptions:
     try:
         rankers = tuple(
             (name, resolve_ranker(name, lambda spec: engine_maker(config, spec)))
@@ -188,6 +224,7 @@ def _section_options(config: pytest.Config) -> SectionOptions:
         engine_spec=None
         if hook_engines
         else config.option.qualbench_engine or config.getini("qualbench_engine") or DEFAULT_ENGINE,
+        engine_options=engine_options,
         cache_dir=config.rootpath / CACHE_DIR,
         root=config.rootpath,
     )

@@ -33,6 +33,8 @@ class SectionOptions:
     start_times: bool
     # None when a conftest hook makes the engines: a fresh process cannot rebuild those.
     engine_spec: str | None
+    # KEY=VALUE text of --qualbench-engine-option, typed again where the engine is made.
+    engine_options: Mapping[str, str]
     cache_dir: Path
     root: Path
 
@@ -157,6 +159,7 @@ def start_times_section(
     return start_times(
         first_queries,
         engine_spec=options.engine_spec,
+        engine_options=options.engine_options,
         fixture_paths=[fixture_file.path for fixture_file in bench_run.fixture_set.files],
         root=options.root,
         cache_dir=options.cache_dir,

@@ -26,6 +26,7 @@ from typing import Any
 
 from pytest_qualbench.adapters.registry import resolve_engine
 from pytest_qualbench.engine.types import ALL_KINDS, DEFAULT_LIMIT, Result, SearchEngine
+from pytest_qualbench.evaluation.engine_options import factory_keywords
 from pytest_qualbench.fixtures.loading import load_fixture_set
 from pytest_qualbench.fixtures.schema import Entry
 from pytest_qualbench.index_cache import IndexCache, cache_key
@@ -77,7 +78,12 @@ def warm_up(factory: Callable[[], SearchEngine], content_type: str) -> None:
 def measure(request: Mapping[str, Any]) -> dict[str, Any]:
     """One measurement, in this process: `request["mode"]` is "cold" or "seeded"."""
     sys.path[:0] = [entry for entry in request["sys_path"] if entry not in sys.path]
-    factory = resolve_engine(request["engine"])
+    engine_factory = resolve_engine(request["engine"])
+    keywords = factory_keywords(engine_factory, request["engine_options"], request["engine"])
+
+    def factory() -> SearchEngine:
+        return engine_factory(**keywords)
+
     fixture_set = load_fixture_set(
         [Path(path) for path in request["fixture_paths"]], Path(request["root"])
     )
@@ -132,6 +138,7 @@ def start_times(
     first_queries: Mapping[str, str],
     *,
     engine_spec: str,
+    engine_options: Mapping[str, str],
     fixture_paths: Sequence[Path],
     root: Path,
     cache_dir: Path,
@@ -141,6 +148,7 @@ def start_times(
     for content_type in sorted(first_queries):
         request = {
             "engine": engine_spec,
+            "engine_options": dict(engine_options),
             "fixture_paths": [str(path) for path in fixture_paths],
             "root": str(root),
             "content_type": content_type,
