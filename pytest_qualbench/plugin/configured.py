@@ -40,11 +40,19 @@ def add_engine_options(parser: argparse.ArgumentParser) -> None:
         help="engine factory, as --qualbench-engine (default: ini qualbench_engine, else the "
         "built-in engine; a conftest.py pytest_qualbench_make_engine hook overrides both)",
     )
+    parser.add_argument(
+        "--engine-option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="keyword argument of the engine factory, as --qualbench-engine-option (repeatable)",
+    )
 
 
 def engine_options(arguments: argparse.Namespace) -> list[str]:
     """The parsed engine options as pytest options, for pytest to check and apply."""
-    return ["--qualbench-engine", arguments.engine] if arguments.engine else []
+    engine = ["--qualbench-engine", arguments.engine] if arguments.engine else []
+    return engine + [f"--qualbench-engine-option={option}" for option in arguments.engine_option]
 
 
 def run_configured(options: Sequence[str], command: Callable[[BenchConfig], int]) -> int:
@@ -67,11 +75,11 @@ def run_configured(options: Sequence[str], command: Callable[[BenchConfig], int]
 
 def bench_config(config: pytest.Config) -> BenchConfig:
     from pytest_qualbench.options import positive_int
-    from pytest_qualbench.plugin.session import _engine_factory, _ini_value
+    from pytest_qualbench.plugin.session import _engine_factory, _engine_options, _ini_value
 
     ini_dir = config.inipath.parent if config.inipath is not None else config.rootpath
     return BenchConfig(
-        engine_factory=_engine_factory(config),
+        engine_factory=_engine_factory(config, _engine_options(config))[0],
         fixture_paths=tuple(ini_dir / entry for entry in config.getini("qualbench_paths")),
         limit=config.option.qualbench_limit or _ini_value(config, "qualbench_limit", positive_int),
     )
