@@ -109,6 +109,18 @@ def test_the_configured_engine_is_used_and_a_bad_one_is_a_usage_error(
     assert "engine 'nowhere:Engine': cannot import 'nowhere'" in capsys.readouterr().err
 
 
+def test_engine_options_reach_the_commands_and_a_bad_one_is_a_usage_error(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    main(["add", "docs", "--to", "bench/docs.jsonl"])
+    capsys.readouterr()
+    assert main(["lint", "--engine-option", "fuzzy=fallback"]) == 0
+    assert main(["lint", "--engine-option", "k9=1"]) == 2
+    assert (
+        "engine option 'k9': pytest_qualbench.engine:Engine accepts b," in capsys.readouterr().err
+    )
+
+
 def test_lint_checks_negatives_with_the_configured_engine(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
