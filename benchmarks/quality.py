@@ -18,10 +18,10 @@ from pathlib import Path
 
 from pytest_qualbench.cli import qualbench as qualbench_cli
 from pytest_qualbench.engine.builtin import Engine
-from pytest_qualbench.engine.types import Chunk
-from pytest_qualbench.evaluation.metrics import mean_metrics, positive_case_metrics
+from pytest_qualbench.evaluation.metrics import mean_metrics
 from pytest_qualbench.fixtures import Case, load_fixture_set
-from pytest_qualbench.sections.rankers import RANKING_DEPTH, resolve_ranker
+from pytest_qualbench.sections.head_to_head import ranking_metrics
+from pytest_qualbench.sections.rankers import resolve_ranker
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 COLLECTIONS = ("cisi", "med")
@@ -58,24 +58,6 @@ def import_collection(name: str, workdir: Path, data: Path = SHARED_DATA) -> Pat
     return output
 
 
-def case_metrics(case: Case, chunks: Sequence[Chunk], ranking: Sequence[int]) -> dict[str, float]:
-    """METRICS of one case for one ranker's chunk order (the head-to-head's definitions)."""
-    texts = [chunks[index].text for index in ranking[:RANKING_DEPTH]]
-    relevant_total = sum(
-        1 for chunk in chunks if any(needle in chunk.text for needle in case.needles)
-    )
-    values = positive_case_metrics(
-        texts,
-        case.needles,
-        relevant_total=relevant_total,
-        rank_ceiling=0,
-        first_relevant_layer=None,
-        expected_layer=case.expected_layer,
-        layers_reported=False,
-    )
-    return {name: float(values[name] or 0.0) for name in METRICS}
-
-
 def measure_collection(
     name: str,
     fixture_path: Path,
@@ -96,7 +78,10 @@ def measure_collection(
     measured = []
     for ranker_name in rankers:
         ranker = resolve_ranker(ranker_name)(engine, chunks)
-        values = [case_metrics(case, chunks, ranker.rank(case.query, chunks)) for case in cases]
+        values = [
+            ranking_metrics(case, chunks, ranker.rank(case.query, chunks), METRICS)
+            for case in cases
+        ]
         means = mean_metrics(values, METRICS)
         measured.append(
             RankerQuality(

@@ -25,9 +25,12 @@ CorpusOf = Callable[[str], tuple[SearchEngine, Sequence[Chunk]]]
 
 
 def ranking_metrics(
-    case: Case, chunks: Sequence[Chunk], ranking: Sequence[int]
+    case: Case,
+    chunks: Sequence[Chunk],
+    ranking: Sequence[int],
+    names: Sequence[str] = HEAD_TO_HEAD_METRICS,
 ) -> dict[str, float]:
-    """HEAD_TO_HEAD_METRICS of one positive case for one ranker's chunk order."""
+    """The metrics `names` of one positive case for one ranker's chunk order."""
     texts = [chunks[index].text for index in ranking[:RANKING_DEPTH]]
     relevant_total = sum(
         1 for chunk in chunks if any(needle in chunk.text for needle in case.needles)
@@ -41,7 +44,7 @@ def ranking_metrics(
         expected_layer=case.expected_layer,
         layers_reported=False,
     )
-    return {name: float(values[name] or 0.0) for name in HEAD_TO_HEAD_METRICS}
+    return {name: float(values[name] or 0.0) for name in names}
 
 
 def lift(reference: float | None, other: float | None) -> dict[str, float | None]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import uuid
 from collections.abc import Callable, Iterator
 
 import bm25s  # noqa: F401
@@ -71,7 +72,13 @@ def postgres_dsn() -> Iterator[str]:
 def postgres(
     postgres_dsn: str, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[psycopg.Connection[tuple[object, ...]]]:
-    """A connection to the server, with $QUALBENCH_POSTGRES_DSN pointing at it."""
+    """A connection to the server, with $QUALBENCH_POSTGRES_DSN pointing at it.
+
+    Each test gets a schema of its own: under xdist the engines of one run share a
+    schema named after the run id, and a test counting tables must not see the
+    tables another worker's test creates at the same time.
+    """
     monkeypatch.setenv("QUALBENCH_POSTGRES_DSN", postgres_dsn)
+    monkeypatch.setenv("PYTEST_XDIST_TESTRUNUID", uuid.uuid4().hex)
     with psycopg.connect(postgres_dsn, autocommit=True) as connection:
         yield connection
