@@ -285,6 +285,9 @@ def test_sigint_mid_run_keeps_the_complete_report_and_marks_the_partial_one(
         stderr=subprocess.STDOUT,
         text=True,
         env={**os.environ, "PYTHONPATH": str(pytester.path)},
+        # A CI script's background job inherits SIGINT ignored, and Python then
+        # never raises KeyboardInterrupt: the child gets the default disposition.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     deadline = time.monotonic() + 60
     while not (pytester.path / "started").exists():
