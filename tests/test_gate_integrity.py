@@ -130,20 +130,7 @@ def test_fixture_path_elsewhere_does_not_silently_drop_the_projects_floors(
     pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     project, elsewhere = _project_elsewhere(pytester, tmp_path_factory)
-    completed = subprocess.run(
-        [sys.executable, "-m", "pytest", "--qualbench", "-p", "no:cacheprovider", str(elsewhere)],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(project)},
-        timeout=120,
-        check=False,
-    )
-    output = completed.stdout + completed.stderr
-    # Either the project's floor is applied (and fails the run), or the run says loudly
-    # that the project's configuration was not read.
-    floor_applied = "mrr" in output and "floor" in output and completed.returncode != 0
-    warned = "pytest.ini" in output and "not" in output and "qualbench" in output
+    floor_applied, warned, output = _floors_kept_or_warned(project, str(elsewhere))
     assert floor_applied or warned, output
 
 
@@ -158,17 +145,20 @@ def test_report_option_with_a_space_does_not_silently_drop_the_projects_floors(
     )
     out = tmp_path_factory.mktemp("out")
     (out / "r.json").write_text("{}")
+    floor_applied, warned, output = _floors_kept_or_warned(
+        project, "--qualbench-report", str(out / "r.json")
+    )
+    assert floor_applied or warned, output
+
+
+def _floors_kept_or_warned(project: Path, *args: str) -> tuple[bool, bool, str]:
+    """Run `pytest --qualbench ARGS` in `project`: was its floor applied, was it warned?
+
+    Either the project's floor is applied (and fails the run), or the run says loudly
+    that the project's configuration was not read.
+    """
     completed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "pytest",
-            "--qualbench",
-            "-p",
-            "no:cacheprovider",
-            "--qualbench-report",
-            str(out / "r.json"),
-        ],
+        [sys.executable, "-m", "pytest", "--qualbench", "-p", "no:cacheprovider", *args],
         cwd=project,
         capture_output=True,
         text=True,
@@ -179,7 +169,7 @@ def test_report_option_with_a_space_does_not_silently_drop_the_projects_floors(
     output = completed.stdout + completed.stderr
     floor_applied = "mrr" in output and "floor" in output and completed.returncode != 0
     warned = "pytest.ini" in output and "not" in output and "qualbench" in output
-    assert floor_applied or warned, output
+    return floor_applied, warned, output
 
 
 # ---------------------------------------------------------------- report targets
