@@ -44,7 +44,7 @@ def length_norms(doc_len: Floats, avgdl: float, k1: float, b: float) -> Floats:
     return norms
 
 
-def term_scores(term_idf: float, tf: Floats, norm: Floats, k1: float) -> Floats:
+def term_scores(term_idf: float | Floats, tf: Floats, norm: Floats, k1: float) -> Floats:
     """BM25 term weight idf * tf * (k1 + 1) / (tf + norm), norm from `length_norms` (Robertson)."""
     result: Floats = term_idf * (tf * (k1 + 1) / (norm + tf))
     return result
@@ -236,12 +236,21 @@ class PostingIndex:
 
     def docs_with_all(self, terms: Sequence[int]) -> DocIds:
         """Documents holding every term, intersecting from the shortest posting up."""
+        return self.narrowed(terms, 0)
+
+    def narrowed(self, terms: Sequence[int], few: int) -> DocIds:
+        """Documents holding the rarest terms: intersecting from the shortest posting up,
+        stopping once at most `few` are left (all of them holding every term when few=0).
+
+        A superset of `docs_with_all`, for a caller that checks the few itself more
+        cheaply than the remaining intersections would.
+        """
         if not terms or UNKNOWN_TERM in terms:
             return np.empty(0, dtype=np.int64)
         ordered = sorted(set(terms), key=lambda term: (self.document_frequency(term), term))
         found = self.postings(ordered[0])[0]
         for term in ordered[1:]:
-            if not len(found):
+            if len(found) <= few:
                 break
             found = intersect_sorted(found, self.postings(term)[0])
         return found
@@ -265,29 +274,45 @@ class PostingIndex:
         weights in term order, so the sums are bit for bit the same.
         """
         weights_of = query_weights or [1.0] * len(terms)
-        postings = [
-            (*self.postings(term), weight)
+        known = [
+            (term, weight)
             for term, weight in zip(terms, weights_of, strict=True)
-            if term != UNKNOWN_TERM
+            if term != UNKNOWN_TERM and self.document_frequency(term)
         ]
-        search_cost = sum(len(candidates) * len(docs).bit_length() for docs, _, _ in postings)
-        if sum(len(docs) for docs, _, _ in postings) * SCAN_COST < search_cost:
-            every_doc: Floats = np.zeros(self.size, dtype=np.float64)
-            for docs, weights, weight in postings:
-                tf = weights.astype(np.float64)
-                every_doc[docs] += weight * term_scores(
-                    idf(self.size, len(docs)), tf, self.norms[docs], self.k1
-                )
-            scanned: Floats = every_doc[candidates]
-            return scanned
+        starts = [int(self.offsets[term]) for term, _ in known]
+        ends = [int(self.offsets[term + 1]) for term, _ in known]
+        frequencies = [end - start for start, end in zip(starts, ends, strict=True)]
+        search_cost = sum(len(candidates) * df.bit_length() for df in frequencies)
+        if sum(frequencies) * SCAN_COST < search_cost:
+            return self._scanned(known, candidates)
         total: Floats = np.zeros(len(candidates), dtype=np.float64)
-        if not len(candidates):
+        if not len(candidates) or not known:
             return total
-        norms = self.norms[candidates]
-        for docs, weights, weight in postings:
-            if not len(docs):
-                continue
-            found = np.minimum(docs.searchsorted(candidates), len(docs) - 1)
-            tf = np.where(docs[found] == candidates, weights[found].astype(np.float64), 0.0)
-            total += weight * term_scores(idf(self.size, len(docs)), tf, norms, self.k1)
+        # Every term's search goes into one (terms x candidates) table, so the formula
+        # runs once over the table instead of once per term.
+        slots = np.empty((len(known), len(candidates)), dtype=np.int64)
+        for row, (start, end) in enumerate(zip(starts, ends, strict=True)):
+            slots[row] = self.docs[start:end].searchsorted(candidates)
+        slots += np.array(starts, dtype=np.int64)[:, None]
+        np.minimum(slots, np.array(ends, dtype=np.int64)[:, None] - 1, out=slots)
+        held = self.docs[slots] == candidates
+        tf = np.where(held, self.weights[slots].astype(np.float64), 0.0)
+        term_idf = np.array([idf(self.size, df) for df in frequencies])[:, None]
+        query_weight = np.array([weight for _, weight in known])[:, None]
+        shares = query_weight * term_scores(term_idf, tf, self.norms[candidates], self.k1)
+        # Row after row from 0.0: the sum in term order, as the pass adds it.
+        for share in shares:
+            total += share
         return total
+
+    def _scanned(self, known: Sequence[tuple[int, float]], candidates: DocIds) -> Floats:
+        """`scores` by a pass over each posting, adding into a score per doc of the corpus."""
+        every_doc: Floats = np.zeros(self.size, dtype=np.float64)
+        for term, weight in known:
+            docs, weights = self.postings(term)
+            tf = weights.astype(np.float64)
+            every_doc[docs] += weight * term_scores(
+                idf(self.size, len(docs)), tf, self.norms[docs], self.k1
+            )
+        scanned: Floats = every_doc[candidates]
+        return scanned

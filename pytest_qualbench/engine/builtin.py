@@ -306,6 +306,7 @@ class Engine:
         return self._visible_masks[wanted]
 
     def _ranked(self, query: str, visible: Mask, depth: int, limit: int) -> list[Ranked]:
+        """The best `limit` docs of both layers' rankings (each `depth` deep), fused."""
         from pytest_qualbench.engine.fusion import fuse, trigram_weight
 
         assert self._porter is not None and self._trigram is not None
@@ -315,9 +316,9 @@ class Engine:
         ]
         words = len(self._trigram.query_words(query))
         weights = (1.0, trigram_weight(words, self.trigram_full_weight_words))
-        fused: list[Fused] = fuse(
-            [(name, ranking.tolist()) for name, ranking in rankings], self.rrf_k, weights
-        )
+        # Only the best `limit` of a fused list can reach the results: `search` keeps the
+        # first `limit` distinct docs of at most two such lists, one after the other.
+        fused: list[Fused] = fuse(rankings, self.rrf_k, weights, limit)
         return [Ranked(item.doc, item.score, item.label) for item in fused]
 
     def _result(self, item: Ranked) -> Result:

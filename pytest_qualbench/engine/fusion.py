@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+import numpy.typing as npt
+
 RRF_K = 60
 
 
@@ -41,21 +44,38 @@ class Fused:
 
 
 def fuse(
-    rankings: Sequence[tuple[str, Sequence[int]]],
+    rankings: Sequence[tuple[str, Sequence[int] | npt.NDArray[np.integer]]],
     k: int = RRF_K,
     weights: Sequence[float] = (),
+    limit: int | None = None,
 ) -> list[Fused]:
     """Sum each doc's RRF shares over the layers; ties keep doc-id (source, position) order.
 
-    `weights` scales each ranking's shares (weighted RRF; all 1 when not given).
+    A ranking lists each doc once. `weights` scales each ranking's shares (weighted
+    RRF; all 1 when not given); `limit` keeps only the best that many. The shares
+    are added layer by layer from 0.0, as `rrf_contribution` sums them one at a
+    time, so every score is that sum to the last bit.
     """
-    scores: dict[int, float] = {}
-    layers: dict[int, list[str]] = {}
-    for position, (layer, ranking) in enumerate(rankings):
+    columns = [np.asarray(ranking, dtype=np.int64) for _, ranking in rankings]
+    docs, slot_of_row = np.unique(
+        np.concatenate([*columns, np.empty(0, dtype=np.int64)]), return_inverse=True
+    )
+    scores = np.zeros(len(docs), dtype=np.float64)
+    ranked_by = np.zeros((len(columns), len(docs)), dtype=bool)
+    start = 0
+    for position, column in enumerate(columns):
         weight = weights[position] if weights else 1.0
-        for rank, doc in enumerate(ranking, start=1):
-            scores[doc] = scores.get(doc, 0.0) + weight * rrf_contribution(rank, k)
-            layers.setdefault(doc, []).append(layer)
-    fused = [Fused(doc, scores[doc], tuple(layers[doc])) for doc in scores]
-    fused.sort(key=lambda item: (-item.score, item.doc))
-    return fused
+        slots = slot_of_row[start : start + len(column)]
+        ranks = np.arange(1, len(column) + 1, dtype=np.int64)
+        scores[slots] += weight * (1.0 / (k + ranks))
+        ranked_by[position, slots] = True
+        start += len(column)
+    order = np.lexsort((docs, -scores))[:limit].tolist()
+    names = [layer for layer, _ in rankings]
+    flags = ranked_by[:, order].T.tolist()
+    return [
+        Fused(doc, score, tuple(name for name, flag in zip(names, found, strict=True) if flag))
+        for doc, score, found in zip(
+            docs[order].tolist(), scores[order].tolist(), flags, strict=True
+        )
+    ]

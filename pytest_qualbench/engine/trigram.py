@@ -6,7 +6,7 @@ index over every 3-character window of the corpus is built with array operations
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -14,6 +14,7 @@ from pytest_qualbench.engine.analysis import fold, query_words
 from pytest_qualbench.engine.bm25 import (
     UNKNOWN_TERM,
     DocIds,
+    Floats,
     Mask,
     PostingIndex,
     Weights,
@@ -23,6 +24,9 @@ from pytest_qualbench.engine.ranking import top
 from pytest_qualbench.engine.types import Chunk
 
 MIN_WORD_CHARS = 3
+# Candidates few enough to check their text rather than intersect more trigram postings:
+# folding a chunk costs about what one more intersection does.
+FEW_CANDIDATES = 8
 
 
 def trigram_keys(folded: str) -> DocIds:
@@ -75,6 +79,10 @@ def grouped_by_key(
     return distinct, offsets, docs[order], counts[order]
 
 
+# A chunk's folded title and text.
+Fields = tuple[str, str]
+
+
 def haystack(chunk: Chunk) -> str:
     """What the layer indexes and matches substrings in: the folded title, a newline, the text."""
     return fold(f"{chunk.title}\n{chunk.text}")
@@ -85,7 +93,7 @@ def folded(text: str) -> str:
     return text.lower() if text.isascii() else fold(text)
 
 
-def folded_fields(chunk: Chunk) -> tuple[str, str]:
+def folded_fields(chunk: Chunk) -> Fields:
     """The chunk's folded title and text: where query words are looked for, without a join.
 
     A query word (`query_words`) holds no newline, and neither NFKC nor casefold
@@ -95,7 +103,7 @@ def folded_fields(chunk: Chunk) -> tuple[str, str]:
     return folded(chunk.title), folded(chunk.text)
 
 
-def holds(fields: tuple[str, str], word: str) -> bool:
+def holds(fields: Fields, word: str) -> bool:
     title, text = fields
     return word in text or word in title
 
@@ -133,53 +141,44 @@ class TrigramLayer:
         return layer
 
     def term_ids(self, word: str) -> list[int]:
-        """Distinct trigram term ids of a folded word, UNKNOWN_TERM for those nowhere indexed."""
-        keys = np.unique(trigram_keys(word))
-        if not len(self.keys):
+        """Distinct trigram term ids of a folded word, UNKNOWN_TERM for those nowhere indexed.
+
+        Ascending by trigram key; the keys of a query word (a few windows) are packed
+        in Python, as `trigram_keys` packs a text's.
+        """
+        points = [ord(char) for char in word]
+        keys = sorted(
+            {
+                (points[i] << 42) | (points[i + 1] << 21) | points[i + 2]
+                for i in range(len(word) - 2)
+            }
+        )
+        if not len(self.keys) or not keys:
             return [UNKNOWN_TERM] * len(keys)
-        slots = np.minimum(np.searchsorted(self.keys, keys), len(self.keys) - 1)
-        ids: list[int] = np.where(self.keys[slots] == keys, slots, UNKNOWN_TERM).tolist()
+        wanted = np.array(keys, dtype=np.int64)
+        slots = np.minimum(np.searchsorted(self.keys, wanted), len(self.keys) - 1)
+        ids: list[int] = np.where(self.keys[slots] == wanted, slots, UNKNOWN_TERM).tolist()
         return ids
 
-    def verified(self, words: Sequence[str], candidates: DocIds) -> DocIds:
-        """The candidates whose text holds every word (3-character words need no check).
-
-        A candidate holds each 3-character word already: it holds the word's one trigram.
-        """
-        longer = [word for word in words if len(word) > MIN_WORD_CHARS]
-        if not longer:
-            return candidates
-        kept = []
-        for doc in candidates.tolist():
-            fields = folded_fields(self.chunks[doc])
-            if all(holds(fields, word) for word in longer):
-                kept.append(doc)
-        return np.asarray(kept, dtype=np.int64)
-
-    def best_containing_any(
-        self, words: Sequence[str], terms: Sequence[int], visible: Mask, depth: int
+    def best_holding(
+        self, candidates: DocIds, scores: Floats, depth: int, test: Callable[[Fields], bool]
     ) -> DocIds:
-        """The `depth` best visible docs holding at least one of the words, ranked by `terms`.
+        """The `depth` best candidates by score whose folded fields pass `test`.
 
-        A common word's trigrams point at most of the corpus, and checking a
-        candidate means folding its text: checking them all took up to 0.5 s a
-        query at 10^5 chunks. So every candidate is ranked first (a doc's score
-        does not depend on the others) and checked best first, until `depth` hold
-        a word: the same docs, in the same order, as checking all, then ranking.
+        Checking a candidate means folding its text: at 10^5 chunks a query's
+        candidates run to thousands, and checking them all took most of its time.
+        So candidates are ranked first (a doc's score does not depend on the others)
+        and checked best first until `depth` pass: the same docs, in the same order,
+        as checking all, then ranking.
         """
-        per_word = [self.index.docs_with_all(self.term_ids(word)) for word in words]
-        candidates = union_sorted(per_word, len(self.chunks))
-        candidates = candidates[visible[candidates]]
-        scores = self.index.scores(terms, candidates)
         kept: list[int] = []
         checked = 0
         ranked_depth = depth
-        # Most of the best candidates hold a word: rank a few more than needed, more if not.
+        # Most of the best candidates pass: rank a few more than needed, more if not.
         while len(kept) < depth and checked < len(candidates):
             ranked = top(candidates, scores, ranked_depth).tolist()
             for doc in ranked[checked:]:
-                fields = folded_fields(self.chunks[doc])
-                if any(holds(fields, word) for word in words):
+                if test(folded_fields(self.chunks[doc])):
                     kept.append(doc)
                     if len(kept) == depth:
                         break
@@ -187,11 +186,23 @@ class TrigramLayer:
             ranked_depth *= 4
         return np.asarray(kept, dtype=np.int64)
 
+    def best_containing_any(
+        self, words: Sequence[str], terms: Sequence[int], visible: Mask, depth: int
+    ) -> DocIds:
+        """The `depth` best visible docs holding at least one of the words, ranked by `terms`."""
+        per_word = [self.index.docs_with_all(self.term_ids(word)) for word in words]
+        candidates = union_sorted(per_word, len(self.chunks))
+        candidates = candidates[visible[candidates]]
+        scores = self.index.scores(terms, candidates)
+        return self.best_holding(
+            candidates, scores, depth, lambda fields: any(holds(fields, word) for word in words)
+        )
+
     def knows(self, word: str) -> bool:
         """True when the folded word occurs as a substring of some chunk."""
         if len(word) < MIN_WORD_CHARS:
             return False
-        candidates = self.index.docs_with_all(self.term_ids(word))
+        candidates = self.index.narrowed(self.term_ids(word), FEW_CANDIDATES)
         return any(holds(folded_fields(self.chunks[doc]), word) for doc in candidates.tolist())
 
     @staticmethod
@@ -205,9 +216,15 @@ class TrigramLayer:
         if not words:
             return np.empty(0, dtype=np.int64)
         terms = list(dict.fromkeys(term for word in words for term in self.term_ids(word)))
-        # All words: intersect every trigram posting first, then verify the few left.
-        candidates = self.index.docs_with_all(terms)
-        candidates = self.verified(words, candidates[visible[candidates]])
-        if not len(candidates):
+        # All words: the rarest trigrams narrow the candidates, the text settles them.
+        candidates = self.index.narrowed(terms, FEW_CANDIDATES)
+        candidates = candidates[visible[candidates]]
+        found = self.best_holding(
+            candidates,
+            self.index.scores(terms, candidates),
+            depth,
+            lambda fields: all(holds(fields, word) for word in words),
+        )
+        if not len(found):
             return self.best_containing_any(words, terms, visible, depth)
-        return top(candidates, self.index.scores(terms, candidates), depth)
+        return found

@@ -185,3 +185,65 @@ def test_query_weights_scale_each_terms_share() -> None:
     doubled = index.scores([0, 1], candidates, [2.0, 1.0])
     only_second = index.scores([1], candidates)
     assert np.allclose(doubled, 2 * plain - only_second)
+
+
+def summed_one_at_a_time(
+    index: PostingIndex, terms: list[int], candidates: list[int], query_weights: list[float]
+) -> list[float]:
+    """BM25 of each candidate written out: Python floats added term by term from 0.0."""
+    sums = []
+    for doc in candidates:
+        total = 0.0
+        for term, weight in zip(terms, query_weights, strict=True):
+            if term == UNKNOWN_TERM:
+                continue
+            docs, tfs = index.postings(term)
+            held = dict(zip(docs.tolist(), tfs.tolist(), strict=True))
+            tf = float(held.get(doc, 0.0))
+            norm = float(index.norms[doc])
+            total += weight * (idf(index.size, len(docs)) * (tf * (1.2 + 1) / (norm + tf)))
+        sums.append(total)
+    return sums
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    corpus=st.lists(
+        st.lists(st.sampled_from("abcdef"), min_size=1, max_size=30), min_size=1, max_size=40
+    ),
+    query=st.lists(st.sampled_from("abcdefg"), min_size=1, max_size=5, unique=True),
+    picked=st.sets(st.integers(0, 39)),
+    query_weights=st.lists(st.floats(0.25, 3.0), min_size=5, max_size=5),
+)
+def test_scores_by_either_route_are_the_sum_term_by_term_to_the_bit(
+    corpus: list[list[str]],
+    query: list[str],
+    picked: set[int],
+    query_weights: list[float],
+) -> None:
+    # Few candidates take the binary-search table, all of them the pass over postings.
+    index, ids = posting_index(corpus)
+    terms = [ids.get(term, UNKNOWN_TERM) for term in query]
+    weights = query_weights[: len(terms)]
+    for candidates in (sorted(picked & set(range(len(corpus)))), list(range(len(corpus)))):
+        actual = index.scores(terms, np.array(candidates, dtype=np.int64), weights)
+        expected = summed_one_at_a_time(index, terms, candidates, weights)
+        assert actual.tolist() == expected
+
+
+@given(
+    corpus=st.lists(st.sets(st.sampled_from("abcde"), min_size=1), min_size=1, max_size=12),
+    query=st.lists(st.sampled_from("abcde"), min_size=1, max_size=5, unique=True),
+    few=st.integers(0, 5),
+)
+def test_narrowed_holds_every_doc_with_all_terms_and_stops_at_few(
+    corpus: list[set[str]], query: list[str], few: int
+) -> None:
+    index, ids = posting_index([sorted(terms) for terms in corpus])
+    terms = [ids.get(term, UNKNOWN_TERM) for term in query]
+    narrowed = index.narrowed(terms, few).tolist()
+    every = index.docs_with_all(terms).tolist()
+    assert every == [doc for doc, held in enumerate(corpus) if set(query) <= held]
+    assert set(every) <= set(narrowed)
+    assert narrowed == sorted(narrowed)
+    assert len(narrowed) <= few or narrowed == every

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from pytest_qualbench.engine.fusion import fuse, layer_label, rrf_contribution, trigram_weight
 
 
@@ -48,3 +51,39 @@ def test_trigram_weight_is_full_up_to_the_word_count_then_falls_as_one_over_word
     assert trigram_weight(6, 6) == 1.0
     assert trigram_weight(12, 6) == 0.5
     assert trigram_weight(60, 6) == 0.1
+
+
+def fused_one_at_a_time(
+    rankings: list[tuple[str, list[int]]], weights: list[float]
+) -> list[tuple[int, float, tuple[str, ...]]]:
+    """RRF written out: each doc's shares added from 0.0 in layer order, sorted by (-score, doc)."""
+    scores: dict[int, float] = {}
+    layers: dict[int, tuple[str, ...]] = {}
+    for (layer, ranking), weight in zip(rankings, weights, strict=True):
+        for rank, doc in enumerate(ranking, start=1):
+            scores[doc] = scores.get(doc, 0.0) + weight * (1.0 / (60 + rank))
+            layers[doc] = (*layers.get(doc, ()), layer)
+    return sorted(((doc, scores[doc], layers[doc]) for doc in scores), key=lambda t: (-t[1], t[0]))
+
+
+@given(
+    st.lists(st.integers(0, 30), unique=True, max_size=25),
+    st.lists(st.integers(0, 30), unique=True, max_size=25),
+    st.sampled_from([1.0, 0.5, 8 / 9]),
+    st.integers(1, 40),
+)
+def test_fusion_equals_adding_shares_one_at_a_time_to_the_bit(
+    porter: list[int], trigram: list[int], weight: float, limit: int
+) -> None:
+    # Docs at equal ranks of the two layers tie exactly: doc order must break those.
+    rankings = [("porter", porter), ("trigram", trigram)]
+    expected = fused_one_at_a_time(rankings, [1.0, weight])
+    fused = fuse(rankings, weights=(1.0, weight), limit=limit)
+    assert [(item.doc, item.score, item.layers) for item in fused] == expected[:limit]
+    everything = fuse(rankings, weights=(1.0, weight))
+    assert [(item.doc, item.score, item.layers) for item in everything] == expected
+
+
+def test_fusion_of_nothing_is_empty() -> None:
+    assert fuse([("porter", []), ("trigram", [])]) == []
+    assert fuse([]) == []

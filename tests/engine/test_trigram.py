@@ -73,3 +73,37 @@ def test_any_word_fallback_equals_checking_every_candidate(
     expected = top(holding, trigram.index.scores(terms, holding), depth)
     found = trigram.best_containing_any(words, terms, visible, depth)
     assert found.tolist() == expected.tolist()
+
+
+@given(
+    st.lists(st.text("abc ", max_size=24), min_size=1, max_size=30),
+    st.lists(st.text("abc", min_size=3, max_size=5), min_size=1, max_size=3),
+    st.integers(1, 12),
+)
+def test_search_equals_checking_every_doc_then_ranking(
+    texts: list[str], words: list[str], depth: int
+) -> None:
+    # Two letters make many candidates (more than FEW_CANDIDATES) and many tied scores.
+    trigram = layer(*texts)
+    visible = np.ones(len(texts), dtype=bool)
+    query = " ".join(words)
+    distinct = trigram.query_words(query)
+    terms = list(dict.fromkeys(term for word in distinct for term in trigram.term_ids(word)))
+    holding = np.array(
+        [doc for doc, text in enumerate(texts) if all(word in text for word in distinct)],
+        dtype=np.int64,
+    )
+    if len(holding):
+        expected = top(holding, trigram.index.scores(terms, holding), depth)
+    else:
+        expected = trigram.best_containing_any(distinct, terms, visible, depth)
+    assert trigram.search(query, visible, depth).tolist() == expected.tolist()
+
+
+@given(st.text("ab\u00e9\U0001f600", max_size=9))
+def test_term_ids_are_the_words_distinct_trigram_keys_looked_up(word: str) -> None:
+    trigram = layer("ab\u00e9ab \U0001f600ab", "bab aab", "")
+    keys = np.unique(trigram_keys(word)).tolist()
+    known = trigram.keys.tolist()
+    expected = [known.index(key) if key in known else -1 for key in keys]
+    assert trigram.term_ids(word) == expected
