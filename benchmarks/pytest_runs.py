@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -28,12 +29,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks.corpus import build_corpus
+
 # hypothesis (about 1 s of imports) and pytest-benchmark are this project's dev tools,
 # installed beside the plugin; both arms of every comparison run without them, so
 # their start-up noise does not drown the differences measured here.
 BASE_ARGS = ("-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:benchmark")
 TRIVIAL_TEST = "def test_{number}():\n    assert {number} == {number}\n"
 TIMED_PYTEST = Path(__file__).with_name("timed_pytest.py")
+_WORD = re.compile(r"[a-z]{5,}")
 
 
 @dataclass(frozen=True)
@@ -159,6 +163,32 @@ def write_trivial_suite(directory: Path, count: int) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     body = "".join(TRIVIAL_TEST.format(number=number) for number in range(count))
     (directory / "test_trivial.py").write_text(body)
+    return directory
+
+
+def write_fixture_set(directory: Path, chunks: int) -> Path:
+    """bench_fixtures/perf.jsonl: each entry with one case asking for three of its words."""
+    lines = []
+    for entry in build_corpus(chunks, query_count=0).entries:
+        words = sorted(set(_WORD.findall(entry.haystack)), key=lambda word: (-len(word), word))
+        case = {
+            "case_id": f"{entry.id}_q1",
+            "query": " ".join(words[:3]),
+            "needles": words[:1],
+            "expected_layer": "rrf(porter+trigram)",
+            "expected_rank_ceiling": 10,
+        }
+        line = {
+            "id": entry.id,
+            "content_type": entry.content_type,
+            "haystack": entry.haystack,
+            "source_label": entry.source_label,
+            "source_kind": entry.source_kind,
+            "cases": [case] if words else [],
+        }
+        lines.append(json.dumps(line))
+    (directory / "bench_fixtures").mkdir(parents=True)
+    (directory / "bench_fixtures" / "perf.jsonl").write_text("\n".join(lines) + "\n")
     return directory
 
 

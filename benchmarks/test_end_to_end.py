@@ -10,42 +10,13 @@ index), so the cost grows with the entries, not with entries times cases.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
-from benchmarks.corpus import build_corpus
 from benchmarks.ledger import Ledger
-from benchmarks.pytest_runs import run_pytest
+from benchmarks.pytest_runs import run_pytest, write_fixture_set
 
 SMALL, LARGE = 10_000, 50_000
 TARGET = 6.5
-_WORD = re.compile(r"[a-z]{5,}")
-
-
-def write_fixture_set(directory: Path, chunks: int) -> Path:
-    """bench_fixtures/perf.jsonl: each entry with one case asking for three of its words."""
-    lines = []
-    for entry in build_corpus(chunks, query_count=0).entries:
-        words = sorted(set(_WORD.findall(entry.haystack)), key=lambda word: (-len(word), word))
-        case = {
-            "case_id": f"{entry.id}_q1",
-            "query": " ".join(words[:3]),
-            "needles": words[:1],
-            "expected_layer": "rrf(porter+trigram)",
-            "expected_rank_ceiling": 10,
-        }
-        line = {
-            "id": entry.id,
-            "content_type": entry.content_type,
-            "haystack": entry.haystack,
-            "source_label": entry.source_label,
-            "source_kind": entry.source_kind,
-            "cases": [case] if words else [],
-        }
-        lines.append(json.dumps(line))
-    (directory / "bench_fixtures").mkdir(parents=True)
-    (directory / "bench_fixtures" / "perf.jsonl").write_text("\n".join(lines) + "\n")
-    return directory
 
 
 def test_five_times_the_entries_cost_at_most_six_and_a_half_times(

@@ -20,8 +20,10 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import math
 import os
 import shutil
+import struct
 import sys
 import tempfile
 import time
@@ -38,6 +40,11 @@ MAGIC = b"qualbench-index-cache 2\n"
 SUFFIX = ".idx"
 # The archive member holding the JSON document; every other member is one array.
 DOCUMENT_MEMBER = "document.json"
+# A zip local file header: signature, fixed fields, then name and extra field.
+LOCAL_HEADER_SIGNATURE = b"PK\x03\x04"
+LOCAL_HEADER_BYTES = 30
+# Magic, version, header length field, and numpy's own limit on the header (10,000).
+NPY_HEADER_BYTES = 8 + 4 + 10_000
 
 
 @dataclass(frozen=True)
@@ -102,25 +109,63 @@ def encode_state(state: IndexState) -> bytes:
 
 
 def decode_state(payload: bytes | memoryview) -> IndexState:
-    """The state `encode_state` wrote; ValueError (or zipfile's errors) for anything else."""
-    import numpy as np
+    """The state `encode_state` wrote; ValueError (or zipfile's errors) for anything else.
 
+    Each member is read straight from the payload, whose SHA-256 the caller checked:
+    an array is one copy of its bytes, where reading it through zipfile and numpy's
+    file reader copied it three times and took a CRC-32 of it on the way.
+    """
+    view = memoryview(payload)
     arrays: dict[str, Any] = {}
     document: Any = None
-    with zipfile.ZipFile(io.BytesIO(payload)) as archive:
-        for info in archive.infolist():
-            with archive.open(info) as member:
-                if info.filename == DOCUMENT_MEMBER:
-                    document = json.loads(member.read())
-                elif info.filename.endswith(".npy"):
-                    arrays[info.filename[: -len(".npy")]] = np.lib.format.read_array(
-                        member, allow_pickle=False
-                    )
-                else:
-                    raise ValueError(f"unexpected archive member {info.filename!r}")
+    with zipfile.ZipFile(io.BytesIO(view)) as archive:
+        members = archive.infolist()
+    for info in members:
+        data = _stored_member(view, info)
+        if info.filename == DOCUMENT_MEMBER:
+            document = json.loads(bytes(data))
+        elif info.filename.endswith(".npy"):
+            arrays[info.filename[: -len(".npy")]] = _npy_array(data)
+        else:
+            raise ValueError(f"unexpected archive member {info.filename!r}")
     if not isinstance(document, dict):
         raise ValueError("the archive holds no JSON document object")
     return IndexState(arrays=arrays, document=document)
+
+
+def _stored_member(view: memoryview, info: zipfile.ZipInfo) -> memoryview:
+    """The bytes of an uncompressed archive member: after its local header (PKWARE APPNOTE 4.3.7)."""
+    start = info.header_offset
+    local = bytes(view[start : start + LOCAL_HEADER_BYTES])
+    if info.compress_type != zipfile.ZIP_STORED or len(local) < LOCAL_HEADER_BYTES:
+        raise ValueError(f"archive member {info.filename!r} is not stored as written")
+    if local[:4] != LOCAL_HEADER_SIGNATURE or info.compress_size != info.file_size:
+        raise ValueError(f"archive member {info.filename!r} has no valid local header")
+    name_bytes, extra_bytes = struct.unpack_from("<HH", local, 26)
+    data_start = start + LOCAL_HEADER_BYTES + name_bytes + extra_bytes
+    if data_start + info.file_size > len(view):
+        raise ValueError(f"archive member {info.filename!r} runs past the payload")
+    return view[data_start : data_start + info.file_size]
+
+
+def _npy_array(data: memoryview) -> Any:
+    """A writable copy of the array a .npy member holds; never an object array (a pickle)."""
+    import numpy as np
+
+    header = io.BytesIO(bytes(data[:NPY_HEADER_BYTES]))
+    version = np.lib.format.read_magic(header)
+    if version == (1, 0):
+        shape, fortran_order, dtype = np.lib.format.read_array_header_1_0(header)
+    elif version in ((2, 0), (3, 0)):
+        shape, fortran_order, dtype = np.lib.format.read_array_header_2_0(header)
+    else:
+        raise ValueError(f"unsupported .npy version {version}")
+    if dtype.hasobject or fortran_order:
+        raise ValueError("an array of objects or in Fortran order is not what the cache writes")
+    count = math.prod(shape)
+    if header.tell() + count * dtype.itemsize != len(data):
+        raise ValueError("an array's bytes do not match its shape")
+    return np.frombuffer(data, dtype=dtype, count=count, offset=header.tell()).reshape(shape).copy()
 
 
 def encode_entry(key: str, payload: bytes) -> bytes:
@@ -161,8 +206,8 @@ class IndexCache:
 
     directory: Path
 
-    def path(self, content_type: str) -> Path:
-        return self.directory / f"{content_type}{SUFFIX}"
+    def path(self, name: str) -> Path:
+        return self.directory / f"{name}{SUFFIX}"
 
     def load(self, content_type: str, key: str, engine: Any) -> Loaded:
         """`engine` (new, not yet indexed) restored from the file for `key`, or why not.
@@ -172,34 +217,48 @@ class IndexCache:
         """
         if not isinstance(engine, CachedIndex):
             return Loaded(None, "unsupported")
-        try:
-            data = self.path(content_type).read_bytes()
-        except FileNotFoundError:
-            return Loaded(None, "missing")
-        except OSError:
-            # A directory, a dangling or looping link, no permission: not a cache file.
-            return Loaded(None, "corrupt")
-        payload, status = verified_payload(data, key)
-        if payload is None:
+        state, status = self.load_state(content_type, key)
+        if state is None:
             return Loaded(None, status)
         try:
-            engine.restore_index(decode_state(payload))
-        except (ValueError, KeyError, TypeError, EOFError, MemoryError, zipfile.BadZipFile):
-            # Intact bytes of the right key that are still no index of this engine (an
-            # array header may even claim more memory than there is).
+            engine.restore_index(state)
+        except (ValueError, KeyError, TypeError):
+            # Intact bytes of the right key that are still no index of this engine.
             return Loaded(None, "corrupt")
         return Loaded(engine, "hit")
 
+    def load_state(self, name: str, key: str) -> tuple[IndexState | None, str]:
+        """The state stored under `name` for `key`, or None and why not (see `Loaded`)."""
+        try:
+            data = self.path(name).read_bytes()
+        except FileNotFoundError:
+            return None, "missing"
+        except OSError:
+            # A directory, a dangling or looping link, no permission: not a cache file.
+            return None, "corrupt"
+        payload, status = verified_payload(data, key)
+        if payload is None:
+            return None, status
+        try:
+            return decode_state(payload), "hit"
+        except (ValueError, KeyError, TypeError, EOFError, MemoryError, zipfile.BadZipFile):
+            # A malformed archive (an array header may even claim more memory than there is).
+            return None, "corrupt"
+
     def store(self, content_type: str, key: str, engine: Any) -> bool:
-        """Write the engine's index atomically; False when the engine keeps no cacheable index.
+        """Write the engine's index atomically; False when the engine keeps no cacheable index."""
+        if not isinstance(engine, CachedIndex):
+            return False
+        return self.store_state(content_type, key, engine.index_state())
+
+    def store_state(self, name: str, key: str, state: IndexState) -> bool:
+        """Write the state atomically under `name`; False when it cannot be stored as data.
 
         A crash leaves the old file or the new one, never half of one. Whatever
         occupies the path (a planted directory, a link) is replaced, not followed.
         """
-        if not isinstance(engine, CachedIndex):
-            return False
         try:
-            payload = encode_state(engine.index_state())
+            payload = encode_state(state)
         except (TypeError, ValueError):
             # Entry metadata JSON cannot hold (a set, NaN): this index is not cached.
             return False
@@ -209,7 +268,7 @@ class IndexCache:
         try:
             with os.fdopen(handle, "wb") as stream:
                 stream.write(data)
-            target = self.path(content_type)
+            target = self.path(name)
             if target.is_dir() and not target.is_symlink():
                 shutil.rmtree(target)
             os.replace(temporary, target)

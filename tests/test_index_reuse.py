@@ -65,6 +65,10 @@ def test_a_second_run_loads_the_index_it_built(
     first_report = report(pytester)
     assert first_report["latency"]["markdown"]["index"] == "built"
     assert builds(pytester) == ["json", "markdown"]
+    # The relevant sets' substring indexes are cached beside the engine's.
+    substrings = pytester.path / ".qualbench" / "index-cache" / "substrings"
+    stored = {path.name: path.stat().st_ino for path in substrings.iterdir()}
+    assert set(stored) == {"json.idx", "markdown.idx"}
     second = pytester.runpytest("--qualbench")
     second.stdout.fnmatch_lines(
         [
@@ -73,6 +77,7 @@ def test_a_second_run_loads_the_index_it_built(
         ]
     )
     assert builds(pytester) == ["json", "markdown"]
+    assert {path.name: path.stat().st_ino for path in substrings.iterdir()} == stored
     second_report = report(pytester)
     assert second_report["latency"]["json"]["index"] == "cached"
     assert without_timings(second_report) == without_timings(first_report)

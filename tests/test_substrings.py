@@ -2,10 +2,21 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_qualbench.evaluation.substrings import SubstringIndex
+from pytest_qualbench.evaluation.substrings import (
+    SubstringIndex,
+    cached_substring_index,
+    texts_digest,
+)
+from pytest_qualbench.index_cache import IndexCache
 
 TEXTS = ["Connection pool: maxIdleConns", "the POOL grows", "pool", "", "café ﬁle pool"]
 
@@ -15,7 +26,7 @@ def plain(texts: list[str], needles: list[str]) -> int:
 
 
 def test_counts_chunks_not_occurrences_and_is_case_sensitive() -> None:
-    index = SubstringIndex(TEXTS)
+    index = SubstringIndex.built(TEXTS)
     assert index.count_containing(["pool"]) == 3
     assert index.count_containing(["POOL", "maxIdle"]) == 2
     assert index.count_containing(["pool", "pool"]) == 3
@@ -24,14 +35,14 @@ def test_counts_chunks_not_occurrences_and_is_case_sensitive() -> None:
 
 
 def test_short_needles_and_matches_across_chunks() -> None:
-    index = SubstringIndex(["ab", "cd", "xabx"])
+    index = SubstringIndex.built(["ab", "cd", "xabx"])
     assert index.count_containing(["ab"]) == 2
     # "bc" and "abcd" only exist across the boundary of two chunks: in neither.
     assert index.count_containing(["bc", "abcd"]) == 0
 
 
 def test_an_empty_corpus_holds_nothing() -> None:
-    assert SubstringIndex([]).count_containing(["pool", "p"]) == 0
+    assert SubstringIndex.built([]).count_containing(["pool", "p"]) == 0
 
 
 @settings(max_examples=200, deadline=None)
@@ -40,4 +51,51 @@ def test_an_empty_corpus_holds_nothing() -> None:
     st.lists(st.text(alphabet="abcAB é", min_size=1, max_size=5), min_size=1, max_size=3),
 )
 def test_equals_the_definition(texts: list[str], needles: list[str]) -> None:
-    assert SubstringIndex(texts).count_containing(needles) == plain(texts, needles)
+    assert SubstringIndex.built(texts).count_containing(needles) == plain(texts, needles)
+
+
+def test_the_index_is_cached_by_its_texts_and_loaded_unchanged(tmp_path: Path) -> None:
+    cache = IndexCache(tmp_path)
+    built = cached_substring_index(cache, "markdown", TEXTS)
+    stored_at = cache.path("markdown").stat().st_ino
+    loaded = cached_substring_index(cache, "markdown", TEXTS)
+    # Loaded, not rebuilt: a store replaces the file (a new inode).
+    assert cache.path("markdown").stat().st_ino == stored_at
+    for array in ("keys", "offsets", "docs"):
+        assert np.array_equal(getattr(loaded, array), getattr(built, array))
+    assert loaded.count_containing(["pool", "POOL"]) == plain(TEXTS, ["pool", "POOL"])
+    # Other texts are another key: rebuilt and stored over the old file.
+    other = cached_substring_index(cache, "markdown", [*TEXTS[:-1], "pool table"])
+    assert cache.path("markdown").stat().st_ino != stored_at
+    assert other.count_containing(["table"]) == 1
+
+
+@pytest.mark.parametrize(
+    ("name", "damage"),
+    [
+        pytest.param("keys", lambda keys: keys[::-1].copy(), id="keys descending"),
+        pytest.param("docs", lambda docs: docs + 100, id="chunk ids out of range"),
+        pytest.param("offsets", lambda offsets: offsets[:-1].copy(), id="offsets short"),
+        pytest.param("keys", lambda keys: keys.astype(np.float64), id="keys of floats"),
+        pytest.param("docs", lambda docs: docs.reshape(1, -1), id="docs two-dimensional"),
+        pytest.param("docs", lambda docs: docs[::-1].copy(), id="chunks of a key descending"),
+    ],
+)
+def test_a_damaged_or_planted_index_is_refused_and_rebuilt(
+    tmp_path: Path, name: str, damage: Callable[[np.ndarray], np.ndarray]
+) -> None:
+    state = SubstringIndex.built(TEXTS).state()
+    planted = replace(state, arrays={**state.arrays, name: damage(state.arrays[name])})
+    with pytest.raises(ValueError):
+        SubstringIndex.stored(TEXTS, planted)
+    cache = IndexCache(tmp_path)
+    cache.store_state("markdown", texts_digest(TEXTS), planted)
+    index = cached_substring_index(cache, "markdown", TEXTS)
+    assert index.count_containing(["pool", "maxIdle"]) == plain(TEXTS, ["pool", "maxIdle"])
+    assert SubstringIndex.stored(TEXTS, cache.load_state("markdown", texts_digest(TEXTS))[0])
+
+
+def test_an_index_of_as_many_other_texts_is_not_taken() -> None:
+    state = SubstringIndex.built(["abc", "def"]).state()
+    with pytest.raises(ValueError):
+        SubstringIndex.stored(["abc"], state)

@@ -9,19 +9,21 @@ which xdist worker runs it.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_qualbench.engine.types import ALL_KINDS, SearchEngine
+from pytest_qualbench.engine.types import ALL_KINDS, Chunk, SearchEngine
 from pytest_qualbench.evaluation.deadline import call_within
 from pytest_qualbench.evaluation.judge import CHECKS, CaseRecord, judge
-from pytest_qualbench.evaluation.substrings import SubstringIndex
+from pytest_qualbench.evaluation.substrings import SubstringIndex, cached_substring_index
 from pytest_qualbench.fixtures.schema import BUILTIN_VOCABULARY, Case, FixtureSet, Vocabulary
 from pytest_qualbench.index_cache import IndexCache, Indexed, load_or_index
 
 DEFAULT_ENGINE = "pytest_qualbench.engine:Engine"
+# Under the index cache: the substring indexes of the relevant sets, one per content type.
+SUBSTRINGS_DIR = "substrings"
 
 EngineFactory = Callable[[str], SearchEngine]
 
@@ -104,10 +106,18 @@ class BenchRun:
             self.index_errors[content_type] = exc
             return exc
         chunks = getattr(indexed.engine, "chunks", None)
-        texts = SubstringIndex([chunk.text for chunk in chunks()]) if callable(chunks) else None
+        texts = self.substrings(content_type, chunks()) if callable(chunks) else None
         corpus = IndexedCorpus(indexed.engine, indexed.milliseconds, texts, indexed.cached)
         self.corpora[content_type] = corpus
         return corpus
+
+    def substrings(self, content_type: str, chunks: Iterable[Chunk]) -> SubstringIndex:
+        """The index counting each case's relevant set, from the cache beside the engine's."""
+        texts = [chunk.text for chunk in chunks]
+        if self.index_cache is None:
+            return SubstringIndex.built(texts)
+        cache = IndexCache(self.index_cache.directory / SUBSTRINGS_DIR)
+        return cached_substring_index(cache, content_type, texts)
 
     def indexed(self, content_type: str) -> Indexed:
         """A new engine holding the content type's index: from the cache, or built (and stored)."""

@@ -6,26 +6,82 @@ on each took ten times as long as five times fewer. Here each chunk's distinct
 3-character windows are indexed once; a needle's candidates are the chunks
 holding its rarest window, each checked with `in`. Needles shorter than three
 characters have no window and are looked for in every chunk.
+
+Building the index takes several times as long as loading the engine's own
+index from the cache, so it is cached too (`cached_substring_index`), keyed by
+the chunk texts themselves: whatever engine made them, equal texts give an
+equal index.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from pytest_qualbench.engine.trigram import grouped_by_key, trigram_keys, trigram_rows
+from pytest_qualbench.engine.types import IndexState
+from pytest_qualbench.index_cache import IndexCache
 
 WINDOW = 3
+FORMAT = "pytest_qualbench.evaluation.substrings 1"
 
 
 class SubstringIndex:
-    """Chunk texts and the chunks holding each of their character trigrams."""
+    """Chunk texts and the chunks holding each of their character trigrams.
 
-    def __init__(self, texts: Sequence[str]) -> None:
+    `keys` are the distinct trigrams, ascending; the chunks holding `keys[i]` are
+    `docs[offsets[i]:offsets[i + 1]]`.
+    """
+
+    def __init__(
+        self,
+        texts: Sequence[str],
+        keys: npt.NDArray[np.int64],
+        offsets: npt.NDArray[np.int64],
+        docs: npt.NDArray[np.integer],
+    ) -> None:
         self.texts = texts
+        self.keys, self.offsets, self.docs = keys, offsets, docs
+        self._counts: dict[tuple[str, ...], int] = {}
+
+    @classmethod
+    def built(cls, texts: Sequence[str]) -> SubstringIndex:
         row_keys, docs, counts = trigram_rows(texts)
-        self.keys, self.offsets, self.docs, _ = grouped_by_key(row_keys, docs, counts)
+        keys, offsets, grouped_docs, _ = grouped_by_key(row_keys, docs, counts)
+        return cls(texts, keys, offsets, grouped_docs)
+
+    @classmethod
+    def stored(cls, texts: Sequence[str], state: IndexState) -> SubstringIndex:
+        """The index `state()` gave for these texts; ValueError when it cannot be one."""
+        if state.document.get("format") != FORMAT or state.document.get("texts") != len(texts):
+            raise ValueError("not a substring index of these texts")
+        keys, offsets, docs = (_vector(state, name) for name in ("keys", "offsets", "docs"))
+        if keys.dtype != np.int64 or offsets.dtype != np.int64 or docs.dtype.kind != "i":
+            raise ValueError("substring index arrays of the wrong type")
+        if len(offsets) != len(keys) + 1 or offsets[0] != 0 or offsets[-1] != len(docs):
+            raise ValueError("substring index offsets do not match the keys and docs")
+        if np.any(np.diff(keys) <= 0) or np.any(np.diff(offsets) <= 0):
+            raise ValueError("substring index keys not ascending, or a key without chunks")
+        if len(docs) and (docs.min() < 0 or docs.max() >= len(texts)):
+            raise ValueError("substring index chunk ids out of range")
+        # Each key's chunks ascending (intersections binary-search them): a step down
+        # is allowed only where the next key's chunks begin.
+        within_key = np.ones(max(len(docs) - 1, 0), dtype=bool)
+        within_key[offsets[1:-1] - 1] = False
+        if np.any(np.diff(docs)[within_key] <= 0):
+            raise ValueError("substring index chunks of a key not ascending")
+        return cls(texts, keys, offsets, docs)
+
+    def state(self) -> IndexState:
+        return IndexState(
+            arrays={"keys": self.keys, "offsets": self.offsets, "docs": self.docs},
+            document={"format": FORMAT, "texts": len(self.texts)},
+        )
 
     @property
     def chunk_count(self) -> int:
@@ -40,14 +96,64 @@ class SubstringIndex:
         if not len(self.keys) or not np.array_equal(self.keys[slots], keys):
             # A window of the needle occurs in no chunk, so the needle occurs in none.
             return set()
+        # The chunks holding every window of the needle, rarest window first: each
+        # candidate left is checked with `in` in Python, the intersections run in numpy.
         sizes = self.offsets[slots + 1] - self.offsets[slots]
-        rarest = int(slots[np.argmin(sizes)])
-        candidates = self.docs[self.offsets[rarest] : self.offsets[rarest + 1]].tolist()
-        return {doc for doc in candidates if needle in self.texts[doc]}
+        by_size = slots[np.argsort(sizes, kind="stable")]
+        candidates = self._chunks_of(int(by_size[0]))
+        for slot in by_size[1:]:
+            holding = self._chunks_of(int(slot))
+            found = np.minimum(np.searchsorted(holding, candidates), len(holding) - 1)
+            candidates = candidates[holding[found] == candidates]
+        return {doc for doc in candidates.tolist() if needle in self.texts[doc]}
 
     def count_containing(self, needles: Iterable[str]) -> int:
         """How many chunks hold at least one of the needles."""
-        holding: set[int] = set()
-        for needle in dict.fromkeys(needles):
-            holding |= self.containing(needle)
-        return len(holding)
+        distinct = tuple(dict.fromkeys(needles))
+        # Cases share needles (a term several cases of one entry look for, a word
+        # common in the corpus): each set of needles is counted once.
+        if distinct not in self._counts:
+            holding: set[int] = set()
+            for needle in distinct:
+                holding |= self.containing(needle)
+            self._counts[distinct] = len(holding)
+        return self._counts[distinct]
+
+    def _chunks_of(self, slot: int) -> npt.NDArray[np.integer]:
+        """The chunks holding the trigram `keys[slot]`, ascending."""
+        return self.docs[self.offsets[slot] : self.offsets[slot + 1]]
+
+
+def texts_digest(texts: Sequence[str]) -> str:
+    """SHA-256 over every text with its length: the cache key of their substring index."""
+    digest = hashlib.sha256(FORMAT.encode())
+    for text in texts:
+        data = text.encode("utf-8", "surrogatepass")
+        digest.update(len(data).to_bytes(8, "little") + data)
+    return digest.hexdigest()
+
+
+def cached_substring_index(cache: IndexCache, name: str, texts: Sequence[str]) -> SubstringIndex:
+    """The texts' substring index from the cache under `name`, else built and stored.
+
+    A stale, damaged or planted file is rebuilt and replaced; a cache that cannot
+    be written costs the next run a build, not this one its result.
+    """
+    key = texts_digest(texts)
+    state, _ = cache.load_state(name, key)
+    if state is not None:
+        try:
+            return SubstringIndex.stored(texts, state)
+        except ValueError:
+            pass
+    index = SubstringIndex.built(texts)
+    with contextlib.suppress(OSError):
+        cache.store_state(name, key, index.state())
+    return index
+
+
+def _vector(state: IndexState, name: str) -> npt.NDArray[Any]:
+    array = state.arrays.get(name)
+    if not isinstance(array, np.ndarray) or array.ndim != 1:
+        raise ValueError(f"substring index array {name!r} is missing or not one-dimensional")
+    return array
