@@ -193,8 +193,10 @@ class PorterLayer:
             return ranked
         # Too few hold every term to fill the result list (one distractor can): the
         # any-term ranking fills it, so the other relevant chunks still reach the list.
-        rest = np.setdiff1d(self.index.docs_with_any(terms), every, assume_unique=True)
-        rest = rest[visible[rest]]
+        wanted = visible.copy()
+        wanted[every] = False
+        rest = self.index.docs_with_any(terms)
+        rest = rest[wanted[rest]]
         filled: DocIds = np.concatenate(
             (ranked, top(rest, self.index.scores(terms, rest, weights), depth - len(ranked)))
         )

@@ -39,11 +39,13 @@ def oracle(corpus: list[list[str]]) -> BM25Plus:
     return BM25Plus(corpus, k1=1.2, b=0.75, delta=0)
 
 
-def posting_index(corpus: list[list[str]]) -> tuple[PostingIndex, dict[str, int]]:
-    """Index token lists the way a layer does: one (term, doc, count) row per pair."""
+def posting_index(
+    corpus: list[list[str]], scale: float = 1.0
+) -> tuple[PostingIndex, dict[str, int]]:
+    """Index token lists the way a layer does: one (term, doc, scale * count) row per pair."""
     ids: dict[str, int] = {}
     rows = [
-        (ids.setdefault(term, len(ids)), doc, float(tokens.count(term)))
+        (ids.setdefault(term, len(ids)), doc, scale * tokens.count(term))
         for doc, tokens in enumerate(corpus)
         for term in dict.fromkeys(tokens)
     ]
@@ -137,9 +139,19 @@ def test_all_terms_then_any_term_candidates() -> None:
 def test_intersect_sorted() -> None:
     small = np.array([2, 5, 9], dtype=np.int64)
     large = np.array([1, 2, 3, 9, 10], dtype=np.int64)
-    assert intersect_sorted(small, large).tolist() == [2, 9]
-    assert intersect_sorted(large, small).tolist() == [2, 9]
-    assert intersect_sorted(small, np.empty(0, dtype=np.int64)).tolist() == []
+    assert intersect_sorted(small, large, 11).tolist() == [2, 9]
+    assert intersect_sorted(large, small, 11).tolist() == [2, 9]
+    assert intersect_sorted(small, np.empty(0, dtype=np.int64), 11).tolist() == []
+
+
+@given(st.sets(st.integers(0, 199)), st.sets(st.integers(0, 199)), st.sampled_from([200, 10**6]))
+def test_intersect_sorted_by_either_route_is_the_common_ids(
+    small: set[int], large: set[int], size: int
+) -> None:
+    # A size of 200 marks flags for long lists; 10**6 makes the flags dear: binary search.
+    first = np.array(sorted(small), dtype=np.int32)
+    second = np.array(sorted(large), dtype=np.int64)
+    assert intersect_sorted(first, second, size).tolist() == sorted(small & large)
 
 
 @settings(max_examples=60, deadline=None)
@@ -214,15 +226,18 @@ def summed_one_at_a_time(
     query=st.lists(st.sampled_from("abcdefg"), min_size=1, max_size=5, unique=True),
     picked=st.sets(st.integers(0, 39)),
     query_weights=st.lists(st.floats(0.25, 3.0), min_size=5, max_size=5),
+    scale=st.sampled_from([1.0, 1.5, 1.1]),
 )
 def test_scores_by_either_route_are_the_sum_term_by_term_to_the_bit(
     corpus: list[list[str]],
     query: list[str],
     picked: set[int],
     query_weights: list[float],
+    scale: float,
 ) -> None:
     # Few candidates take the binary-search table, all of them the pass over postings.
-    index, ids = posting_index(corpus)
+    # Counts are stored as uint8, times 1.5 as float32, times 1.1 as float64.
+    index, ids = posting_index(corpus, scale)
     terms = [ids.get(term, UNKNOWN_TERM) for term in query]
     weights = query_weights[: len(terms)]
     for candidates in (sorted(picked & set(range(len(corpus)))), list(range(len(corpus)))):
