@@ -1,7 +1,7 @@
 """The trigram layer: case-insensitive substring matching through an inverted trigram index.
 
-A trigram is packed into one int64 (three code points of 21 bits each), so the
-index over every 3-character window of the corpus is built with array operations.
+The index (`trigram_postings`) holds the trigrams of three word characters of each
+chunk's folded text: query words are runs of `\\w`, so no query asks for any other.
 """
 
 from __future__ import annotations
@@ -17,66 +17,16 @@ from pytest_qualbench.engine.bm25 import (
     Floats,
     Mask,
     PostingIndex,
-    Weights,
     union_sorted,
 )
 from pytest_qualbench.engine.ranking import top
+from pytest_qualbench.engine.trigram_postings import trigram_postings
 from pytest_qualbench.engine.types import Chunk
 
 MIN_WORD_CHARS = 3
 # Candidates few enough to check their text rather than intersect more trigram postings:
 # folding a chunk costs about what one more intersection does.
 FEW_CANDIDATES = 8
-
-
-def trigram_keys(folded: str) -> DocIds:
-    """Every 3-character window of an already folded text, packed as c0 << 42 | c1 << 21 | c2."""
-    points = np.frombuffer(folded.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    wide = points.astype(np.int64)
-    keys: DocIds = (wide[:-2] << 42) | (wide[1:-1] << 21) | wide[2:]
-    return keys
-
-
-def trigram_rows(haystacks: Sequence[str]) -> tuple[DocIds, DocIds, Weights]:
-    """One row per distinct (trigram, haystack), in haystack order: key, doc and count.
-
-    Rows go straight into buffers sized for every window (the most rows there can
-    be), not into per-haystack arrays joined afterwards: at 10^5 chunks each
-    joined int64 column was another 620 MB at the build's peak.
-    """
-    windows = sum(max(len(text) - 2, 0) for text in haystacks)
-    keys = np.empty(windows, dtype=np.int64)
-    counts = np.empty(windows, dtype=np.uint32)
-    rows_per_doc = []
-    filled = 0
-    for text in haystacks:
-        distinct, repeats = np.unique(trigram_keys(text), return_counts=True)
-        keys[filled : filled + len(distinct)] = distinct
-        counts[filled : filled + len(distinct)] = repeats
-        filled += len(distinct)
-        rows_per_doc.append(len(distinct))
-    # Doc ids fit int32 below 2**31 chunks, as PostingIndex stores them.
-    id_type = np.int32 if len(haystacks) < 2**31 else np.int64
-    docs = np.repeat(np.arange(len(haystacks), dtype=id_type), rows_per_doc)
-    return keys[:filled], docs, counts[:filled]
-
-
-def grouped_by_key(
-    row_keys: DocIds, docs: DocIds, counts: Weights
-) -> tuple[DocIds, DocIds, DocIds, Weights]:
-    """Rows given in doc order, grouped by key: distinct keys, their offsets, docs, counts.
-
-    One stable sort keeps each key's docs ascending, which is the posting layout
-    itself, so PostingIndex takes the columns as they are (`PostingIndex.grouped`).
-    """
-    order = np.argsort(row_keys, kind="stable")
-    sorted_keys = row_keys[order]
-    starts = np.ones(len(sorted_keys), dtype=bool)
-    starts[1:] = sorted_keys[1:] != sorted_keys[:-1]
-    offsets = np.append(np.flatnonzero(starts), len(sorted_keys)).astype(np.int64)
-    distinct = sorted_keys[starts]
-    del sorted_keys, starts
-    return distinct, offsets, docs[order], counts[order]
 
 
 # A chunk's folded title and text.
@@ -117,13 +67,13 @@ class TrigramLayer:
         # Folded texts are made again for the few candidates a query verifies, not kept:
         # a second copy of the corpus would be a sixth of the index's memory.
         self.chunks = chunks
-        haystacks = [haystack(chunk) for chunk in chunks]
-        lengths = [max(len(h) - 2, 0) for h in haystacks]
-        row_keys, docs, counts = trigram_rows(haystacks)
-        del haystacks
-        self.keys, offsets, docs, counts = grouped_by_key(row_keys, docs, counts)
-        del row_keys
-        self.index = PostingIndex.grouped(docs, counts, offsets, lengths, k1=k1, b=b)
+        # Only trigrams of three word characters are kept (a query word has no other), but
+        # a chunk's length stays its count of every window: scores are those of all windows.
+        postings = trigram_postings(map(haystack, chunks), word_only=True)
+        self.keys = postings.keys
+        self.index = PostingIndex.grouped(
+            postings.docs, postings.counts, postings.offsets, postings.windows, k1=k1, b=b
+        )
 
     @classmethod
     def stored(cls, chunks: Sequence[Chunk], keys: DocIds, index: PostingIndex) -> TrigramLayer:

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from pytest_qualbench.engine.trigram import grouped_by_key, trigram_keys, trigram_rows
+from pytest_qualbench.engine.trigram_postings import trigram_keys, trigram_postings
 from pytest_qualbench.engine.types import IndexState
 from pytest_qualbench.index_cache import IndexCache
 
@@ -51,9 +51,8 @@ class SubstringIndex:
 
     @classmethod
     def built(cls, texts: Sequence[str]) -> SubstringIndex:
-        row_keys, docs, counts = trigram_rows(texts)
-        keys, offsets, grouped_docs, _ = grouped_by_key(row_keys, docs, counts)
-        return cls(texts, keys, offsets, grouped_docs)
+        postings = trigram_postings(texts, word_only=False)
+        return cls(texts, postings.keys, postings.offsets, postings.docs)
 
     @classmethod
     def stored(cls, texts: Sequence[str], state: IndexState) -> SubstringIndex:

@@ -7,7 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_qualbench.engine.ranking import top
-from pytest_qualbench.engine.trigram import TrigramLayer, trigram_keys
+from pytest_qualbench.engine.trigram import TrigramLayer
+from pytest_qualbench.engine.trigram_postings import trigram_keys
 from pytest_qualbench.engine.types import Chunk
 
 EVERY_DOC = np.ones(3, dtype=bool)

@@ -1,0 +1,194 @@
+"""Character-trigram postings of many texts, built a block of texts at a time.
+
+A trigram is packed into one int64 (three code points of 21 bits each). Each
+block's windows are packed once more, with the block's own dense alphabet, into
+one int64 per (trigram, text) and sorted: one vectorised sort per block instead
+of one `np.unique` per text, and no sort of the whole corpus's rows. The blocks'
+rows are then scattered into one CSR layout grouped by trigram, each trigram's
+texts ascending.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+
+from pytest_qualbench.engine.bm25 import DocIds, Mask, Weights
+
+# A block is small enough for its int64 temporaries to stay a few tens of MB, and its
+# texts numbered by uint16.
+BLOCK_TEXTS = 1024
+BLOCK_CHARS = 1 << 21
+# Packed (trigram, text) values must stay below 2**63.
+PACKED_LIMIT = 2**63
+_WORD_CHAR = re.compile(r"\w")
+
+
+def trigram_keys(folded: str) -> DocIds:
+    """Every 3-character window of an already folded text, packed as c0 << 42 | c1 << 21 | c2."""
+    points = np.frombuffer(folded.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    wide = points.astype(np.int64)
+    keys: DocIds = (wide[:-2] << 42) | (wide[1:-1] << 21) | wide[2:]
+    return keys
+
+
+@dataclass(frozen=True)
+class TrigramPostings:
+    """Distinct trigrams ascending; trigram i's rows are offsets[i]:offsets[i + 1] of docs
+    (ascending text numbers) and counts (its occurrences in that text). `windows` is each
+    text's number of 3-character windows, kept or not."""
+
+    keys: DocIds
+    offsets: DocIds
+    docs: DocIds
+    counts: Weights
+    windows: list[int]
+
+
+@dataclass(frozen=True)
+class Block:
+    """One block's rows grouped by trigram: `sizes` rows per key, text numbers from `first`."""
+
+    first: int
+    keys: DocIds
+    sizes: DocIds
+    docs: npt.NDArray[np.uint16]
+    counts: Weights
+
+
+@functools.cache
+def is_word_char(point: int) -> bool:
+    """Whether Python's `re` counts the code point as `\\w`, as `query_words` does."""
+    return _WORD_CHAR.match(chr(point)) is not None
+
+
+def word_chars(alphabet: DocIds) -> Mask:
+    return np.fromiter(map(is_word_char, alphabet.tolist()), dtype=bool, count=len(alphabet))
+
+
+def trigram_postings(
+    texts: Iterable[str],
+    *,
+    word_only: bool,
+    block_texts: int = BLOCK_TEXTS,
+    block_chars: int = BLOCK_CHARS,
+) -> TrigramPostings:
+    """One row per distinct (trigram, text); with `word_only`, only trigrams of three `\\w`
+    characters (the only ones a query word can have)."""
+    windows: list[int] = []
+    blocks = []
+    first = 0
+    for block in text_blocks(texts, block_texts, block_chars):
+        windows.extend(max(len(text) - 2, 0) for text in block)
+        blocks.extend(block_rows(block, first, word_only))
+        first += len(block)
+    return merged(blocks, first, windows)
+
+
+def text_blocks(texts: Iterable[str], most_texts: int, most_chars: int) -> Iterator[list[str]]:
+    block: list[str] = []
+    chars = 0
+    for text in texts:
+        block.append(text)
+        chars += len(text)
+        if len(block) == most_texts or chars >= most_chars:
+            yield block
+            block, chars = [], 0
+    if block:
+        yield block
+
+
+def block_rows(texts: Sequence[str], first: int, word_only: bool) -> list[Block]:
+    """The block's rows; two half blocks when its packed values could overflow int64."""
+    points = np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    alphabet = np.flatnonzero(np.bincount(points))
+    if word_only:
+        alphabet = alphabet[word_chars(alphabet)]
+    size = len(alphabet)
+    if size**3 * len(texts) >= PACKED_LIMIT and len(texts) > 1:
+        half = len(texts) // 2
+        return block_rows(texts[:half], first, word_only) + block_rows(
+            texts[half:], first + half, word_only
+        )
+    code = np.full(int(points.max()) + 1 if len(points) else 0, -1, dtype=np.int64)
+    code[alphabet] = np.arange(size, dtype=np.int64)
+    codes = code[points]
+    del points, code
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    text_of = np.repeat(np.arange(len(texts), dtype=np.int64), lengths)
+    # A window counts when it lies inside one text and each of its characters is kept.
+    kept = (text_of[:-2] == text_of[2:]) & (codes[:-2] >= 0) & (codes[1:-1] >= 0)
+    kept &= codes[2:] >= 0
+    starts = np.flatnonzero(kept)
+    del kept
+    packed = (codes[starts] * size + codes[starts + 1]) * size + codes[starts + 2]
+    packed = packed * len(texts) + text_of[starts]
+    del codes, text_of, starts
+    packed.sort()
+    distinct = np.ones(len(packed), dtype=bool)
+    distinct[1:] = packed[1:] != packed[:-1]
+    row_starts = np.flatnonzero(distinct)
+    repeats = np.diff(np.append(row_starts, len(packed)))
+    pairs = packed[row_starts]
+    del packed, distinct, row_starts
+    trigrams, docs = np.divmod(pairs, len(texts))
+    new_key = np.ones(len(trigrams), dtype=bool)
+    new_key[1:] = trigrams[1:] != trigrams[:-1]
+    key_starts = np.flatnonzero(new_key)
+    packed_keys = trigrams[key_starts]
+    # The alphabet is ascending, so dense-code order is code-point order: keys come ascending.
+    wide = alphabet.astype(np.int64)
+    keys = (
+        (wide[packed_keys // (size * size)] << 42)
+        | (wide[packed_keys // size % size] << 21)
+        | wide[packed_keys % size]
+    )
+    count_type = (
+        np.uint8 if not len(repeats) or repeats.max() <= np.iinfo(np.uint8).max else np.uint32
+    )
+    return [
+        Block(
+            first,
+            keys,
+            np.diff(np.append(key_starts, len(trigrams))),
+            docs.astype(np.uint16),
+            repeats.astype(count_type),
+        )
+    ]
+
+
+def merged(blocks: list[Block], text_count: int, windows: list[int]) -> TrigramPostings:
+    """The blocks' rows in one layout grouped by key; each block is freed once scattered."""
+    if blocks:
+        keys = np.unique(np.concatenate([block.keys for block in blocks]))
+    else:
+        keys = np.empty(0, dtype=np.int64)
+    slots = [np.searchsorted(keys, block.keys) for block in blocks]
+    totals = np.zeros(len(keys), dtype=np.int64)
+    for block, slot in zip(blocks, slots, strict=True):
+        totals[slot] += block.sizes
+    offsets = np.concatenate(([0], np.cumsum(totals))).astype(np.int64)
+    # Text numbers fit int32 below 2**31 texts, as PostingIndex stores them.
+    id_type = np.int32 if text_count < 2**31 else np.int64
+    count_type = np.result_type(np.uint8, *(block.counts.dtype for block in blocks))
+    docs = np.empty(offsets[-1], dtype=id_type)
+    counts = np.empty(offsets[-1], dtype=count_type)
+    cursor = offsets[:-1].copy()
+    blocks.reverse()
+    slots.reverse()
+    # Blocks go in text order, so each key's texts stay ascending.
+    while blocks:
+        block, slot = blocks.pop(), slots.pop()
+        block_starts = np.concatenate(([0], np.cumsum(block.sizes)[:-1]))
+        target = np.repeat(cursor[slot] - block_starts, block.sizes)
+        target += np.arange(len(block.docs), dtype=np.int64)
+        docs[target] = block.docs.astype(id_type) + block.first
+        counts[target] = block.counts
+        cursor[slot] += block.sizes
+        del block, target
+    return TrigramPostings(keys, offsets, docs, counts, windows)

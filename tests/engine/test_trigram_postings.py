@@ -1,0 +1,94 @@
+"""Blockwise trigram postings equal the plain construction: one np.unique per text, then grouping."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytest_qualbench.engine.trigram import haystack
+from pytest_qualbench.engine.trigram_postings import trigram_keys, trigram_postings
+from pytest_qualbench.engine.types import Chunk
+
+# ASCII, underscore, digits, accents (precomposed and combining), ß, a ligature, CJK,
+# hangul, a lone surrogate, punctuation and whitespace.
+ALPHABET = "ab_1 \n.-éÉ\u0301ßﬁ中文字한\ud800\x00"
+WORD = re.compile(r"\w")
+
+
+def plain_postings(texts: list[str], word_only: bool) -> dict[int, list[tuple[int, int]]]:
+    """Trigram key -> [(text, count)], texts ascending: what the old build stored."""
+    postings: dict[int, list[tuple[int, int]]] = {}
+    for doc, text in enumerate(texts):
+        keys, counts = np.unique(trigram_keys(text), return_counts=True)
+        for key, count in zip(keys.tolist(), counts.tolist(), strict=True):
+            chars = [chr((key >> shift) & 0x1FFFFF) for shift in (42, 21, 0)]
+            if not word_only or all(WORD.match(char) for char in chars):
+                postings.setdefault(key, []).append((doc, count))
+    return dict(sorted(postings.items()))
+
+
+def built_postings(
+    texts: list[str], word_only: bool, block_texts: int, block_chars: int
+) -> dict[int, list[tuple[int, int]]]:
+    built = trigram_postings(
+        texts, word_only=word_only, block_texts=block_texts, block_chars=block_chars
+    )
+    assert np.all(built.keys[1:] > built.keys[:-1])
+    assert built.windows == [max(len(text) - 2, 0) for text in texts]
+    assert built.docs.dtype == np.int32
+    return {
+        key: list(
+            zip(
+                built.docs[start:end].tolist(),
+                built.counts[start:end].tolist(),
+                strict=True,
+            )
+        )
+        for key, start, end in zip(
+            built.keys.tolist(),
+            built.offsets[:-1].tolist(),
+            built.offsets[1:].tolist(),
+            strict=True,
+        )
+    }
+
+
+@settings(max_examples=300)
+@given(
+    st.lists(st.text(ALPHABET, max_size=30), max_size=12),
+    st.booleans(),
+    st.integers(1, 5),
+    st.integers(1, 40),
+)
+def test_blockwise_postings_equal_the_plain_ones(
+    texts: list[str], word_only: bool, block_texts: int, block_chars: int
+) -> None:
+    assert built_postings(texts, word_only, block_texts, block_chars) == plain_postings(
+        texts, word_only
+    )
+
+
+def test_word_only_keeps_exactly_the_trigrams_of_word_characters() -> None:
+    text = haystack(Chunk("Ünïcode_id x=1 ﬁle 中文字 snake_case", "Title", "s", "durable", 0))
+    kept = built_postings([text], True, 1024, 1 << 21)
+    assert {chr(key >> 42) + chr((key >> 21) & 0x1FFFFF) + chr(key & 0x1FFFFF) for key in kept} == {
+        word[start : start + 3]
+        for word in re.findall(r"\w+", text)
+        for start in range(len(word) - 2)
+    }
+
+
+def test_counts_above_a_byte_survive() -> None:
+    texts = ["aaa" * 200, "b", "aaab"]
+    assert built_postings(texts, True, 2, 1 << 21) == plain_postings(texts, True)
+
+
+def test_a_block_whose_packed_values_could_overflow_is_split() -> None:
+    # 300,000 distinct code points in one block of 1024 texts: 300000**3 * 1024 > 2**63, and the
+    # wrap-around loses information once the trigram part passes 54 bits.
+    wide = "".join(chr(point) for point in range(0x20000, 0x20000 + 300_000))
+    texts = [wide, *(["abcd"] * 1023)]
+    assert built_postings(texts, False, 1024, 1 << 21) == plain_postings(texts, False)
