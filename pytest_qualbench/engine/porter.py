@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from pytest_qualbench.engine.analysis import STOPWORDS, query_tokens, raw_words, stem, word_tokens
+from pytest_qualbench.engine.block_postings import BLOCK_DOCS, block_of, counted, merged
 from pytest_qualbench.engine.bm25 import (
     UNKNOWN_TERM,
     DocIds,
@@ -25,8 +26,14 @@ from pytest_qualbench.engine.types import Chunk
 class Vocabulary(dict[str, int]):
     """Ids for tokens in first-seen order: looking up an unseen token gives it the next id."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        # The tokens in id order, so the ones a block added are a slice.
+        self.tokens: list[str] = []
+
     def __missing__(self, token: str) -> int:
         self[token] = len(self)
+        self.tokens.append(token)
         return len(self) - 1
 
 
@@ -56,12 +63,6 @@ def token_stream(texts: Sequence[str], token_ids: WordTokenIds) -> tuple[DocIds,
     return np.asarray(ids, dtype=np.int64), docs
 
 
-def pair_counts(items: DocIds, docs: DocIds, doc_count: int) -> tuple[DocIds, DocIds]:
-    """Distinct (item, doc) pairs packed as item * doc_count + doc, ascending, and their counts."""
-    pairs, counts = np.unique(items * doc_count + docs, return_counts=True)
-    return pairs, counts
-
-
 def weighted_pairs(
     body: tuple[DocIds, DocIds], title: tuple[DocIds, DocIds], title_weight: float, doc_count: int
 ) -> tuple[DocIds, Floats]:
@@ -71,17 +72,16 @@ def weighted_pairs(
     tokens (UNKNOWN_TERM) are left out.
     """
     field_pairs = []
-    field_weights = []
-    for (terms, docs), weight in ((body, 1.0), (title, title_weight)):
+    for terms, docs in (body, title):
         kept = terms != UNKNOWN_TERM
-        pairs, counts = pair_counts(terms[kept], docs[kept], doc_count)
-        field_pairs.append(pairs)
-        field_weights.append(weight * counts)
-    # bincount adds in row order: the body count, then the weighted title count.
-    merged, row = np.unique(np.concatenate(field_pairs), return_inverse=True)
-    summed = np.bincount(row, weights=np.concatenate(field_weights), minlength=len(merged))
-    weights: Floats = np.asarray(summed, dtype=np.float64)
-    return merged, weights
+        field_pairs.append(counted(terms[kept] * doc_count + docs[kept]))
+    (body_pairs, body_counts), (title_pairs, title_counts) = field_pairs
+    pairs, _ = counted(np.concatenate((body_pairs, title_pairs)))
+    # The body count, then the weighted title count, added to 0.0 in that order.
+    weights: Floats = np.zeros(len(pairs), dtype=np.float64)
+    weights[np.searchsorted(pairs, body_pairs)] += 1.0 * body_counts
+    weights[np.searchsorted(pairs, title_pairs)] += title_weight * title_counts
+    return pairs, weights
 
 
 class PorterLayer:
@@ -93,32 +93,45 @@ class PorterLayer:
         self, chunks: Sequence[Chunk], *, k1: float, b: float, k3: float, title_weight: float
     ) -> None:
         self.k3 = k3
-        doc_count = max(len(chunks), 1)
         words = Vocabulary()
         token_ids = WordTokenIds(words)
-        body_words, body_docs = token_stream([chunk.text for chunk in chunks], token_ids)
-        title_words, title_docs = token_stream([chunk.title for chunk in chunks], token_ids)
-        all_words = np.concatenate((body_words, title_words))
-        all_docs = np.concatenate((body_docs, title_docs))
-        word_pairs, _ = pair_counts(all_words, all_docs, doc_count)
-        frequency = np.bincount(word_pairs // doc_count, minlength=len(words)).tolist()
+        self.term_ids: dict[str, int] = {}
+        term_of_word = np.empty(0, dtype=np.int64)
+        frequency = np.empty(0, dtype=np.int64)
+        blocks = []
+        lengths = [np.empty(0, dtype=np.float64)]
+        # A block of chunks at a time: every per-token column stays a block's size.
+        for first in range(0, len(chunks), BLOCK_DOCS):
+            part = chunks[first : first + BLOCK_DOCS]
+            body_words, body_docs = token_stream([chunk.text for chunk in part], token_ids)
+            title_words, title_docs = token_stream([chunk.title for chunk in part], token_ids)
+            # Stemming each distinct word once, not each token, is most of the build's saving.
+            new_terms = [self.term_of(word) for word in words.tokens[len(term_of_word) :]]
+            term_of_word = np.append(term_of_word, np.asarray(new_terms, dtype=np.int64))
+            word_pairs, _ = counted(
+                np.concatenate((body_words, title_words)) * len(part)
+                + np.concatenate((body_docs, title_docs))
+            )
+            frequency = np.append(frequency, np.zeros(len(words) - len(frequency), dtype=np.int64))
+            frequency += np.bincount(word_pairs // len(part), minlength=len(words))
+            body_terms = term_of_word[body_words]
+            title_terms = term_of_word[title_words]
+            pairs, weights = weighted_pairs(
+                (body_terms, body_docs), (title_terms, title_docs), title_weight, len(part)
+            )
+            blocks.append(block_of(first, pairs // len(part), pairs % len(part), weights))
+            # Lengths weigh title tokens as the frequencies do: the title counted title_weight times.
+            body_lengths = np.bincount(body_docs[body_terms != UNKNOWN_TERM], minlength=len(part))
+            title_lengths = np.bincount(
+                title_docs[title_terms != UNKNOWN_TERM], minlength=len(part)
+            )
+            lengths.append(body_lengths + title_weight * title_lengths)
         # Surface words and their document frequency: the vocabulary fuzzy correction uses.
-        self.word_frequency: dict[str, int] = dict(zip(words, frequency, strict=True))
+        self.word_frequency: dict[str, int] = dict(zip(words, frequency.tolist(), strict=True))
         # Tokens seen only as a part of an identifier (`cert` of DB_SSL_CERT), never as a
         # word of their own: fuzzy correction is wary of them.
         whole = {ids[0] for ids in token_ids.values() if ids}
         self.identifier_parts = frozenset(word for word, id_ in words.items() if id_ not in whole)
-        self.term_ids: dict[str, int] = {}
-        # Stemming each distinct word once, not each token, is most of the build's saving.
-        term_of_word = np.array(
-            [
-                UNKNOWN_TERM
-                if word in STOPWORDS
-                else self.term_ids.setdefault(stem(word), len(self.term_ids))
-                for word in words
-            ],
-            dtype=np.int64,
-        )
         # The term of every indexed word, so a query of known words needs no stemmer
         # (nltk takes 1-4 s to import where scipy is installed; an index from the
         # cache then answers without it).
@@ -127,23 +140,16 @@ class PorterLayer:
             for word, term in zip(words, term_of_word.tolist(), strict=True)
             if term != UNKNOWN_TERM
         }
-        body_terms = term_of_word[body_words]
-        title_terms = term_of_word[title_words]
-        pairs, weights = weighted_pairs(
-            (body_terms, body_docs), (title_terms, title_docs), title_weight, doc_count
-        )
-        # Lengths weigh title tokens as the frequencies do: the title counted title_weight times.
-        body_lengths = np.bincount(body_docs[body_terms != UNKNOWN_TERM], minlength=len(chunks))
-        title_lengths = np.bincount(title_docs[title_terms != UNKNOWN_TERM], minlength=len(chunks))
-        self.index = PostingIndex(
-            pairs // doc_count,
-            pairs % doc_count,
-            weights,
-            term_count=len(self.term_ids),
-            doc_lengths=body_lengths + title_weight * title_lengths,
-            k1=k1,
-            b=b,
-        )
+        terms, offsets, docs, rows = merged(blocks, len(chunks))
+        # Every term has a posting (it is the stem of a word some chunk holds): row i is term i.
+        assert np.array_equal(terms, np.arange(len(self.term_ids))), "a term without postings"
+        self.index = PostingIndex.grouped(docs, rows, offsets, np.concatenate(lengths), k1=k1, b=b)
+
+    def term_of(self, word: str) -> int:
+        """A new word's term id (a new one for a new stem), UNKNOWN_TERM for a stopword."""
+        if word in STOPWORDS:
+            return UNKNOWN_TERM
+        return self.term_ids.setdefault(stem(word), len(self.term_ids))
 
     @classmethod
     def stored(

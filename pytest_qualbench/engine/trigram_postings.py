@@ -5,7 +5,7 @@ block's windows are packed once more, with the block's own dense alphabet, into
 one int64 per (trigram, text) and sorted: one vectorised sort per block instead
 of one `np.unique` per text, and no sort of the whole corpus's rows. The blocks'
 rows are then scattered into one CSR layout grouped by trigram, each trigram's
-texts ascending.
+texts ascending (`block_postings`).
 """
 
 from __future__ import annotations
@@ -13,16 +13,14 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
-import numpy.typing as npt
 
+from pytest_qualbench.engine.block_postings import BLOCK_DOCS, Block, block_of, counted, merged
 from pytest_qualbench.engine.bm25 import DocIds, Mask, Weights
 
-# A block is small enough for its int64 temporaries to stay a few tens of MB, and its
-# texts numbered by uint16.
-BLOCK_TEXTS = 1024
+# A block is small enough for its int64 temporaries to stay a few tens of MB.
 BLOCK_CHARS = 1 << 21
 # Packed (trigram, text) values must stay below 2**63.
 PACKED_LIMIT = 2**63
@@ -50,17 +48,6 @@ class TrigramPostings:
     windows: list[int]
 
 
-@dataclass(frozen=True)
-class Block:
-    """One block's rows grouped by trigram: `sizes` rows per key, text numbers from `first`."""
-
-    first: int
-    keys: DocIds
-    sizes: DocIds
-    docs: npt.NDArray[np.uint16]
-    counts: Weights
-
-
 @functools.cache
 def is_word_char(point: int) -> bool:
     """Whether Python's `re` counts the code point as `\\w`, as `query_words` does."""
@@ -75,7 +62,7 @@ def trigram_postings(
     texts: Iterable[str],
     *,
     word_only: bool,
-    block_texts: int = BLOCK_TEXTS,
+    block_texts: int = BLOCK_DOCS,
     block_chars: int = BLOCK_CHARS,
 ) -> TrigramPostings:
     """One row per distinct (trigram, text); with `word_only`, only trigrams of three `\\w`
@@ -87,7 +74,8 @@ def trigram_postings(
         windows.extend(max(len(text) - 2, 0) for text in block)
         blocks.extend(block_rows(block, first, word_only))
         first += len(block)
-    return merged(blocks, first, windows)
+    keys, offsets, docs, counts = merged(blocks, first)
+    return TrigramPostings(keys, offsets, docs, counts, windows)
 
 
 def text_blocks(texts: Iterable[str], most_texts: int, most_chars: int) -> Iterator[list[str]]:
@@ -129,66 +117,16 @@ def block_rows(texts: Sequence[str], first: int, word_only: bool) -> list[Block]
     packed = (codes[starts] * size + codes[starts + 1]) * size + codes[starts + 2]
     packed = packed * len(texts) + text_of[starts]
     del codes, text_of, starts
-    packed.sort()
-    distinct = np.ones(len(packed), dtype=bool)
-    distinct[1:] = packed[1:] != packed[:-1]
-    row_starts = np.flatnonzero(distinct)
-    repeats = np.diff(np.append(row_starts, len(packed)))
-    pairs = packed[row_starts]
-    del packed, distinct, row_starts
+    pairs, repeats = counted(packed)
+    del packed
     trigrams, docs = np.divmod(pairs, len(texts))
-    new_key = np.ones(len(trigrams), dtype=bool)
-    new_key[1:] = trigrams[1:] != trigrams[:-1]
-    key_starts = np.flatnonzero(new_key)
-    packed_keys = trigrams[key_starts]
+    block = block_of(first, trigrams, docs, repeats.astype(np.uint32))
     # The alphabet is ascending, so dense-code order is code-point order: keys come ascending.
     wide = alphabet.astype(np.int64)
+    dense = block.keys
     keys = (
-        (wide[packed_keys // (size * size)] << 42)
-        | (wide[packed_keys // size % size] << 21)
-        | wide[packed_keys % size]
+        (wide[dense // (size * size)] << 42)
+        | (wide[dense // size % size] << 21)
+        | wide[dense % size]
     )
-    count_type = (
-        np.uint8 if not len(repeats) or repeats.max() <= np.iinfo(np.uint8).max else np.uint32
-    )
-    return [
-        Block(
-            first,
-            keys,
-            np.diff(np.append(key_starts, len(trigrams))),
-            docs.astype(np.uint16),
-            repeats.astype(count_type),
-        )
-    ]
-
-
-def merged(blocks: list[Block], text_count: int, windows: list[int]) -> TrigramPostings:
-    """The blocks' rows in one layout grouped by key; each block is freed once scattered."""
-    if blocks:
-        keys = np.unique(np.concatenate([block.keys for block in blocks]))
-    else:
-        keys = np.empty(0, dtype=np.int64)
-    slots = [np.searchsorted(keys, block.keys) for block in blocks]
-    totals = np.zeros(len(keys), dtype=np.int64)
-    for block, slot in zip(blocks, slots, strict=True):
-        totals[slot] += block.sizes
-    offsets = np.concatenate(([0], np.cumsum(totals))).astype(np.int64)
-    # Text numbers fit int32 below 2**31 texts, as PostingIndex stores them.
-    id_type = np.int32 if text_count < 2**31 else np.int64
-    count_type = np.result_type(np.uint8, *(block.counts.dtype for block in blocks))
-    docs = np.empty(offsets[-1], dtype=id_type)
-    counts = np.empty(offsets[-1], dtype=count_type)
-    cursor = offsets[:-1].copy()
-    blocks.reverse()
-    slots.reverse()
-    # Blocks go in text order, so each key's texts stay ascending.
-    while blocks:
-        block, slot = blocks.pop(), slots.pop()
-        block_starts = np.concatenate(([0], np.cumsum(block.sizes)[:-1]))
-        target = np.repeat(cursor[slot] - block_starts, block.sizes)
-        target += np.arange(len(block.docs), dtype=np.int64)
-        docs[target] = block.docs.astype(id_type) + block.first
-        counts[target] = block.counts
-        cursor[slot] += block.sizes
-        del block, target
-    return TrigramPostings(keys, offsets, docs, counts, windows)
+    return [replace(block, keys=keys)]
