@@ -176,6 +176,7 @@ class Engine:
 
     def _build(self, chunks: tuple[Chunk, ...], warnings: tuple[str, ...]) -> None:
         from pytest_qualbench.engine.analysis import porter_stemmer
+        from pytest_qualbench.engine.memory import release_free_memory
         from pytest_qualbench.engine.porter import PorterLayer
         from pytest_qualbench.engine.trigram import TrigramLayer
 
@@ -188,6 +189,8 @@ class Engine:
         )
         trigram = TrigramLayer(chunks, k1=self.k1, b=self.b)
         self._set_index(chunks, warnings, porter, trigram)
+        # The build's temporaries are freed; without this the allocator keeps their pages.
+        release_free_memory()
 
     def _set_index(
         self,

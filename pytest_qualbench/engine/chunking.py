@@ -300,7 +300,10 @@ def line_windows(text: str) -> list[Piece]:
     step = WINDOW_LINES - WINDOW_OVERLAP_LINES
     pieces = []
     for start in range(0, max(len(lines) - WINDOW_OVERLAP_LINES, 1), step):
-        window = "\n".join(lines[start : start + WINDOW_LINES]).strip("\n")
+        # A text of one window is its own window: the entry's string, not a second copy
+        # of it (at 10^5 chunks the copies were 140 MB the index kept).
+        whole = start == 0 and len(lines) <= WINDOW_LINES
+        window = (text if whole else "\n".join(lines[start : start + WINDOW_LINES])).strip("\n")
         if window.strip():
             pieces.append(Piece(window, first_line_title(window)))
     return pieces

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from pytest_qualbench.engine.chunking import (
     MAX_CHUNK_CHARS,
     Chunked,
@@ -116,6 +118,21 @@ def test_plaintext_without_paragraphs_uses_overlapping_line_windows(
     assert [c.title for c in chunks] == ["log line 0", "log line 18", "log line 36"]
     assert chunks[0].text.split("\n")[-2:] == ["log line 18", "log line 19"]
     assert chunks[-1].text.endswith("log line 44")
+
+
+@pytest.mark.parametrize("lines", [1, 19, 20])
+def test_a_text_of_one_window_is_kept_as_the_entrys_own_string(
+    make_entry: MakeEntry, lines: int
+) -> None:
+    haystack = "\n".join(f"log line {n}" for n in range(lines))
+    entry = make_entry("txt_003", "plaintext", haystack)
+    [chunk] = chunk_entry(entry)
+    assert chunk.text is entry.haystack
+
+
+def test_a_text_of_one_window_is_still_stripped_of_blank_edges(make_entry: MakeEntry) -> None:
+    [chunk] = chunk_entry(make_entry("txt_004", "plaintext", "\n\nlog one\nlog two\n\n"))
+    assert chunk.text == "log one\nlog two"
 
 
 def test_transcript_windows_of_four_turns_overlapping_by_one(make_entry: MakeEntry) -> None:
