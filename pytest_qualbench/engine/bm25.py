@@ -258,7 +258,10 @@ class PostingIndex:
         """
         if not terms or UNKNOWN_TERM in terms:
             return np.empty(0, dtype=np.int64)
-        ordered = sorted(set(terms), key=lambda term: (self.document_frequency(term), term))
+        distinct = np.unique(np.asarray(terms, dtype=np.int64))
+        # By document frequency, ties by term id (a stable sort of ascending ids).
+        frequencies = self.offsets[distinct + 1] - self.offsets[distinct]
+        ordered = distinct[np.argsort(frequencies, kind="stable")].tolist()
         found = self.postings(ordered[0])[0]
         for term in ordered[1:]:
             if len(found) <= few:
@@ -285,13 +288,23 @@ class PostingIndex:
         weights in term order, so the sums are bit for bit the same.
         """
         weights_of = query_weights or [1.0] * len(terms)
-        known = [
+        listed = [
             (term, weight)
             for term, weight in zip(terms, weights_of, strict=True)
-            if term != UNKNOWN_TERM and self.document_frequency(term)
+            if term != UNKNOWN_TERM
         ]
-        starts = [int(self.offsets[term]) for term, _ in known]
-        ends = [int(self.offsets[term + 1]) for term, _ in known]
+        ids = np.array([term for term, _ in listed], dtype=np.int64)
+        known: list[tuple[int, float]] = []
+        starts: list[int] = []
+        ends: list[int] = []
+        for pair, start, end in zip(
+            listed, self.offsets[ids].tolist(), self.offsets[ids + 1].tolist(), strict=True
+        ):
+            # A term with an empty posting adds nothing (and has no IDF).
+            if end > start:
+                known.append(pair)
+                starts.append(start)
+                ends.append(end)
         frequencies = [end - start for start, end in zip(starts, ends, strict=True)]
         search_cost = sum(len(candidates) * df.bit_length() for df in frequencies)
         if sum(frequencies) * SCAN_COST < search_cost:

@@ -254,8 +254,10 @@ class Engine:
         unknown word among them is more often a real word the corpus lacks than a typo.
         """
         words = [word for word in query_words(query) if word not in STOPWORDS]
-        unknown = [word for word in words if not self._known(word)]
-        corrected = self._corrected(query) if unknown and 2 * len(unknown) >= len(words) else None
+        unknown = self._unknown(query)
+        corrected = (
+            self._corrected(query, unknown) if unknown and 2 * len(unknown) >= len(words) else None
+        )
         self._latest_correction = (query, corrected)
         if corrected is None:
             return self._ranked(query, visible, depth, limit)
@@ -272,21 +274,28 @@ class Engine:
         A result both find keeps its primary label: it comes first.
         """
         ranked = self._ranked(query, visible, depth, limit)
-        corrected = self._corrected(query) if len(ranked) < limit else None
+        corrected = self._corrected(query, self._unknown(query)) if len(ranked) < limit else None
         self._latest_correction = (query, corrected)
         if corrected is not None:
             ranked += self._fuzzy_ranked(corrected, visible, depth, limit)
         return ranked
 
-    def _corrected(self, query: str) -> str | None:
-        """The query's words, each unknown non-stopword corrected; None when none changed."""
+    def _unknown(self, query: str) -> set[str]:
+        """The query's non-stopwords that no chunk holds (as a word, stem or substring)."""
+        return {
+            word for word in query_words(query) if word not in STOPWORDS and not self._known(word)
+        }
+
+    def _corrected(self, query: str, unknown: set[str]) -> str | None:
+        """The query's words, each of its `unknown` words corrected; None when none changed.
+
+        The caller has looked the words up already: a trigram lookup of an unknown word
+        checks the text of every chunk holding its trigrams.
+        """
         assert self._corrector is not None
         words = query_words(query)
         corrected = [
-            word
-            if word in STOPWORDS or self._known(word)
-            else self._corrector.correct(word) or word
-            for word in words
+            self._corrector.correct(word) or word if word in unknown else word for word in words
         ]
         return " ".join(corrected) if corrected != words else None
 
