@@ -18,6 +18,10 @@ _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _CJK_CHAR = re.compile(f"[{_CJK}]")
 _TOKEN = re.compile(f"[{_CJK}]|(?:(?![{_CJK}])\\w)+")
 _WORD = re.compile(r"\w+")
+# Every ASCII character `\w` does not match, mapped to a space.
+_ASCII_NON_WORD_BLANKED = str.maketrans(
+    {chr(point): " " for point in range(128) if not _WORD.fullmatch(chr(point))}
+)
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 
 # A word list reads better as prose than as quoted strings.
@@ -65,6 +69,10 @@ def word_tokens(word: str) -> tuple[str, ...]:
 
 def raw_words(text: str) -> list[str]:
     """The NFKC-normalized words of a text before folding, each the source of `word_tokens`."""
+    if text.isascii():
+        # NFKC leaves ASCII alone, and its words are the runs of [A-Za-z0-9_]: blanking every
+        # other character and splitting finds the same words in half the time of the regex.
+        return text.translate(_ASCII_NON_WORD_BLANKED).split()
     normalized = unicodedata.normalize("NFKC", text)
     # The CJK-aware pattern is slower; most texts never need it.
     pattern = _TOKEN if _CJK_CHAR.search(normalized) else _WORD

@@ -363,7 +363,10 @@ def renumber(chunks: Sequence[Chunk]) -> tuple[Chunk, ...]:
     for chunk in chunks:
         position = seen.get(chunk.source, 0)
         seen[chunk.source] = position + 1
-        renumbered.append(replace(chunk, position=position))
+        # Most entries have a source of their own: their positions need no new chunk.
+        renumbered.append(
+            chunk if chunk.position == position else replace(chunk, position=position)
+        )
     return tuple(renumbered)
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
-from array import array
 from collections import Counter
 from collections.abc import Sequence
 
@@ -37,30 +35,54 @@ class Vocabulary(dict[str, int]):
         return len(self) - 1
 
 
-class WordTokenIds(dict[str, tuple[int, ...]]):
-    """The vocabulary ids of each raw word's tokens (`word_tokens`), worked out once per word."""
+class RawWords(dict[str, int]):
+    """A number for each distinct raw word, first seen first, and its tokens' vocabulary ids
+    (`word_tokens`) in one flat table: word n's are `tokens[starts[n]:ends[n]]` of `tables()`."""
 
     def __init__(self, vocabulary: Vocabulary) -> None:
         super().__init__()
         self.vocabulary = vocabulary
+        self.tokens: list[int] = []
+        self.ends: list[int] = []
+        self._ends = np.empty(0, dtype=np.int64)
+        self._tokens = np.empty(0, dtype=np.int64)
 
-    def __missing__(self, word: str) -> tuple[int, ...]:
-        ids = tuple(self.vocabulary[token] for token in word_tokens(word))
-        self[word] = ids
-        return ids
+    def __missing__(self, word: str) -> int:
+        self.tokens.extend(self.vocabulary[token] for token in word_tokens(word))
+        self.ends.append(len(self.tokens))
+        number = len(self)
+        self[word] = number
+        return number
+
+    def tables(self) -> tuple[DocIds, DocIds, DocIds]:
+        """Each word's first and end slot in `tokens`, and `tokens`, as arrays."""
+        # Only the words added since the last call are converted.
+        added_ends = np.asarray(self.ends[len(self._ends) :], dtype=np.int64)
+        added_tokens = np.asarray(self.tokens[len(self._tokens) :], dtype=np.int64)
+        self._ends = np.concatenate((self._ends, added_ends))
+        self._tokens = np.concatenate((self._tokens, added_tokens))
+        starts = np.concatenate(([0], self._ends[:-1])).astype(np.int64)
+        return starts, self._ends, self._tokens
 
 
-def token_stream(texts: Sequence[str], token_ids: WordTokenIds) -> tuple[DocIds, DocIds]:
+def token_stream(texts: Sequence[str], words: RawWords) -> tuple[DocIds, DocIds]:
     """The vocabulary id of every token of every text, and the doc (text number) of each."""
-    ids = array("q")
+    found: list[str] = []
     counts = []
     for text in texts:
-        before = len(ids)
-        # A dict subclass's __getitem__ runs in C for known words: no Python call per word.
-        ids.extend(itertools.chain.from_iterable(map(token_ids.__getitem__, raw_words(text))))
-        counts.append(len(ids) - before)
-    docs = np.repeat(np.arange(len(texts), dtype=np.int64), counts)
-    return np.asarray(ids, dtype=np.int64), docs
+        text_words = raw_words(text)
+        found.extend(text_words)
+        counts.append(len(text_words))
+    # A dict subclass's __getitem__ runs in C for known words: no Python call per word.
+    numbers = np.fromiter(map(words.__getitem__, found), dtype=np.int64, count=len(found))
+    starts, ends, tokens = words.tables()
+    sizes = ends[numbers] - starts[numbers]
+    # Token i of word w sits at starts[w] + i: each word's slots, one run after another.
+    slots = np.repeat(starts[numbers] - (np.cumsum(sizes) - sizes), sizes)
+    slots += np.arange(len(slots), dtype=np.int64)
+    docs = np.repeat(np.repeat(np.arange(len(texts), dtype=np.int64), counts), sizes)
+    ids: DocIds = tokens[slots]
+    return ids, docs
 
 
 def weighted_pairs(
@@ -94,7 +116,7 @@ class PorterLayer:
     ) -> None:
         self.k3 = k3
         words = Vocabulary()
-        token_ids = WordTokenIds(words)
+        token_ids = RawWords(words)
         self.term_ids: dict[str, int] = {}
         term_of_word = np.empty(0, dtype=np.int64)
         frequency = np.empty(0, dtype=np.int64)
@@ -130,7 +152,8 @@ class PorterLayer:
         self.word_frequency: dict[str, int] = dict(zip(words, frequency.tolist(), strict=True))
         # Tokens seen only as a part of an identifier (`cert` of DB_SSL_CERT), never as a
         # word of their own: fuzzy correction is wary of them.
-        whole = {ids[0] for ids in token_ids.values() if ids}
+        starts, ends, tokens = token_ids.tables()
+        whole = set(tokens[starts[ends > starts]].tolist())
         self.identifier_parts = frozenset(word for word, id_ in words.items() if id_ not in whole)
         # The term of every indexed word, so a query of known words needs no stemmer
         # (nltk takes 1-4 s to import where scipy is installed; an index from the

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+import unicodedata
+
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pytest_qualbench.engine.analysis import (
     fold,
@@ -11,6 +16,7 @@ from pytest_qualbench.engine.analysis import (
     index_terms,
     query_terms,
     query_words,
+    raw_words,
     tokenize,
 )
 
@@ -84,3 +90,13 @@ def test_stem_shortcut_for_words_not_ending_in_a_letter_matches_nltk() -> None:
     ]  # fmt: skip
     for word in words:
         assert stem(word) == nltk_stemmer.stem(word), word
+
+
+@given(st.text(st.characters(max_codepoint=127)))
+def test_ascii_words_are_the_regex_words(text: str) -> None:
+    assert raw_words(text) == re.findall(r"\w+", text)
+
+
+@given(st.text("ab_1 .\x1c\x85\u00e9\u0301\ufb01\u3000x"))
+def test_other_texts_words_are_the_regex_words_of_their_nfkc_form(text: str) -> None:
+    assert raw_words(text) == re.findall(r"\w+", unicodedata.normalize("NFKC", text))
