@@ -108,24 +108,28 @@ def encode_state(state: IndexState) -> bytes:
     return buffer.getvalue()
 
 
-def decode_state(payload: bytes | memoryview) -> IndexState:
-    """The state `encode_state` wrote; ValueError (or zipfile's errors) for anything else.
+def decode_state(data: bytes, start: int = 0) -> IndexState:
+    """The state `encode_state` wrote at data[start:]; ValueError (or zipfile's) for anything else.
 
     Each member is read straight from the payload, whose SHA-256 the caller checked:
     an array is one copy of its bytes, where reading it through zipfile and numpy's
-    file reader copied it three times and took a CRC-32 of it on the way.
+    file reader copied it three times and took a CRC-32 of it on the way. zipfile
+    reads the directory from `data` itself (io.BytesIO shares a bytes object, where
+    it would copy a slice) and finds the archive behind the header by its end record.
     """
-    view = memoryview(payload)
+    view = memoryview(data)
     arrays: dict[str, Any] = {}
     document: Any = None
-    with zipfile.ZipFile(io.BytesIO(view)) as archive:
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
         members = archive.infolist()
     for info in members:
-        data = _stored_member(view, info)
+        if info.header_offset < start:
+            raise ValueError(f"archive member {info.filename!r} lies outside the payload")
+        member = _stored_member(view, info)
         if info.filename == DOCUMENT_MEMBER:
-            document = json.loads(bytes(data))
+            document = json.loads(bytes(member))
         elif info.filename.endswith(".npy"):
-            arrays[info.filename[: -len(".npy")]] = _npy_array(data)
+            arrays[info.filename[: -len(".npy")]] = _npy_array(member)
         else:
             raise ValueError(f"unexpected archive member {info.filename!r}")
     if not isinstance(document, dict):
@@ -174,10 +178,10 @@ def encode_entry(key: str, payload: bytes) -> bytes:
     return MAGIC + json.dumps(header, sort_keys=True).encode("ascii") + b"\n" + payload
 
 
-def verified_payload(data: bytes, key: str) -> tuple[memoryview | None, str]:
-    """The payload when magic, key, length and checksum all match; else None and why.
+def verified_payload(data: bytes, key: str) -> tuple[int | None, str]:
+    """Where the payload starts when magic, key, length and checksum all match; else None and why.
 
-    The payload is a view into `data`, not a copy: at 10^5 chunks it is hundreds of MB.
+    An offset into `data`, not a copy: at 10^5 chunks the payload is hundreds of MB.
     """
     if not data.startswith(MAGIC):
         return None, "corrupt"
@@ -197,7 +201,7 @@ def verified_payload(data: bytes, key: str) -> tuple[memoryview | None, str]:
         return None, "corrupt"
     if header.get("sha256") != hashlib.sha256(payload).hexdigest():
         return None, "corrupt"
-    return payload, "hit"
+    return header_end + 1, "hit"
 
 
 @dataclass(frozen=True)
@@ -236,11 +240,11 @@ class IndexCache:
         except OSError:
             # A directory, a dangling or looping link, no permission: not a cache file.
             return None, "corrupt"
-        payload, status = verified_payload(data, key)
-        if payload is None:
+        start, status = verified_payload(data, key)
+        if start is None:
             return None, status
         try:
-            return decode_state(payload), "hit"
+            return decode_state(data, start), "hit"
         except (ValueError, KeyError, TypeError, EOFError, MemoryError, zipfile.BadZipFile):
             # A malformed archive (an array header may even claim more memory than there is).
             return None, "corrupt"

@@ -78,7 +78,6 @@ def test_the_index_is_cached_by_its_texts_and_loaded_unchanged(tmp_path: Path) -
         pytest.param("offsets", lambda offsets: offsets[:-1].copy(), id="offsets short"),
         pytest.param("keys", lambda keys: keys.astype(np.float64), id="keys of floats"),
         pytest.param("docs", lambda docs: docs.reshape(1, -1), id="docs two-dimensional"),
-        pytest.param("docs", lambda docs: docs[::-1].copy(), id="chunks of a key descending"),
     ],
 )
 def test_a_damaged_or_planted_index_is_refused_and_rebuilt(

@@ -56,7 +56,12 @@ class SubstringIndex:
 
     @classmethod
     def stored(cls, texts: Sequence[str], state: IndexState) -> SubstringIndex:
-        """The index `state()` gave for these texts; ValueError when it cannot be one."""
+        """The index `state()` gave for these texts; ValueError when it cannot be one.
+
+        Shapes, types and ranges are checked, as the engine checks its own index, so
+        a planted file fails here rather than as an IndexError mid-run; the order of
+        each key's chunks is not (at 10^5 chunks that pass alone took 2.5 s).
+        """
         if state.document.get("format") != FORMAT or state.document.get("texts") != len(texts):
             raise ValueError("not a substring index of these texts")
         keys, offsets, docs = (_vector(state, name) for name in ("keys", "offsets", "docs"))
@@ -68,12 +73,6 @@ class SubstringIndex:
             raise ValueError("substring index keys not ascending, or a key without chunks")
         if len(docs) and (docs.min() < 0 or docs.max() >= len(texts)):
             raise ValueError("substring index chunk ids out of range")
-        # Each key's chunks ascending (intersections binary-search them): a step down
-        # is allowed only where the next key's chunks begin.
-        within_key = np.ones(max(len(docs) - 1, 0), dtype=bool)
-        within_key[offsets[1:-1] - 1] = False
-        if np.any(np.diff(docs)[within_key] <= 0):
-            raise ValueError("substring index chunks of a key not ascending")
         return cls(texts, keys, offsets, docs)
 
     def state(self) -> IndexState:
