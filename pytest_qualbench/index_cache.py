@@ -86,6 +86,15 @@ def cache_key(dataset_hash: str, content_type: str, engine: Any) -> str:
     return hashlib.sha256(canonical).hexdigest()
 
 
+def texts_key(purpose: str, texts: Sequence[str]) -> str:
+    """SHA-256 over a purpose and every text with its length: the key of what they determine."""
+    digest = hashlib.sha256(purpose.encode("utf-8") + b"\0")
+    for text in texts:
+        data = text.encode("utf-8", "surrogatepass")
+        digest.update(len(data).to_bytes(8, "little") + data)
+    return digest.hexdigest()
+
+
 def encode_state(state: IndexState) -> bytes:
     """The state as an uncompressed .npz archive: one .npy per array, plus the JSON document.
 

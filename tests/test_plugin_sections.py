@@ -154,8 +154,8 @@ def test_start_times_cold_then_seeded_from_the_cache(
     assert markdown["ratio"] == pytest.approx(markdown["cold_ms"] / markdown["seeded_ms"])
     assert report["start_times"]["engine"] == "wordengine:WordEngine"
     cache = pytester.path / ".qualbench" / "index-cache"
-    # The engine's index and the relevant sets' substring index, nothing else left behind.
-    assert sorted(path.name for path in cache.iterdir()) == ["markdown.idx", "substrings"]
+    # The engine's index, the relevant sets' substring index and the corpus token count.
+    assert sorted(path.name for path in cache.iterdir()) == ["markdown.idx", "substrings", "tokens"]
     assert [path.name for path in (cache / "substrings").iterdir()] == ["markdown.idx"]
     # Timings are machine facts, left out when two reports are checked for equality.
     assert "start_times" not in without_timings(report)

@@ -11,12 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_qualbench.evaluation.substrings import (
-    SubstringIndex,
-    cached_substring_index,
-    texts_digest,
-)
-from pytest_qualbench.index_cache import IndexCache
+from pytest_qualbench.evaluation.substrings import FORMAT, SubstringIndex, cached_substring_index
+from pytest_qualbench.index_cache import IndexCache, texts_key
 
 TEXTS = ["Connection pool: maxIdleConns", "the POOL grows", "pool", "", "café ﬁle pool"]
 
@@ -88,10 +84,10 @@ def test_a_damaged_or_planted_index_is_refused_and_rebuilt(
     with pytest.raises(ValueError):
         SubstringIndex.stored(TEXTS, planted)
     cache = IndexCache(tmp_path)
-    cache.store_state("markdown", texts_digest(TEXTS), planted)
+    cache.store_state("markdown", texts_key(FORMAT, TEXTS), planted)
     index = cached_substring_index(cache, "markdown", TEXTS)
     assert index.count_containing(["pool", "maxIdle"]) == plain(TEXTS, ["pool", "maxIdle"])
-    assert SubstringIndex.stored(TEXTS, cache.load_state("markdown", texts_digest(TEXTS))[0])
+    assert SubstringIndex.stored(TEXTS, cache.load_state("markdown", texts_key(FORMAT, TEXTS))[0])
 
 
 def test_an_index_of_as_many_other_texts_is_not_taken() -> None:

@@ -4,22 +4,26 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
 
 import pytest
 
-from pytest_qualbench.engine.types import Result
+from pytest_qualbench.engine.types import IndexState, Result
 from pytest_qualbench.evaluation.runner import BenchRun
 from pytest_qualbench.fixtures.schema import Case, Entry, FixtureSet
+from pytest_qualbench.index_cache import IndexCache, texts_key
 from pytest_qualbench.sections import extra as sections
 from pytest_qualbench.sections import tokens
 from pytest_qualbench.sections.extra import retrieved_tokens
 from pytest_qualbench.sections.tokens import (
     APPROXIMATE_METHOD,
+    TOKENS_FORMAT,
     TokenCounter,
     approximate_tokens,
     reduction_percent,
     token_cost,
     token_counter,
+    whole_corpus_tokens,
 )
 
 # One token per whitespace-separated word: arithmetic a reader can check.
@@ -140,3 +144,28 @@ def test_exact_cl100k_base_counts_offline(no_token_counter_cache: None) -> None:
     assert counter.count("tiktoken is great!") == 6
     # A special token's spelling in user text is ordinary text, never an error.
     assert counter.count("<|endoftext|>") > 1
+
+
+def test_the_whole_corpus_count_is_kept_per_counter_and_haystacks(tmp_path: Path) -> None:
+    cache = IndexCache(tmp_path)
+    markdown = ENTRIES["markdown"]
+    assert whole_corpus_tokens("markdown", markdown, WORDS, cache) == 6
+    # The same method over the same haystacks is not counted again: a counter that
+    # would say otherwise still gets the kept count.
+    liar = TokenCounter(WORDS.method, True, lambda text: 1000)
+    assert whole_corpus_tokens("markdown", markdown, liar, cache) == 6
+    # Another haystack, or another method, is counted afresh.
+    changed = [*markdown[:1], make_entry("m2", "markdown", "five six seven")]
+    assert whole_corpus_tokens("markdown", changed, WORDS, cache) == 7
+    other = TokenCounter("characters (test)", True, len)
+    assert whole_corpus_tokens("markdown", markdown, other, cache) == len("one two three four") + 8
+
+
+@pytest.mark.parametrize("planted", [-5, "6", 6.0, None, [6]])
+def test_a_planted_count_is_not_taken(tmp_path: Path, planted: object) -> None:
+    cache = IndexCache(tmp_path)
+    markdown = ENTRIES["markdown"]
+    whole_corpus_tokens("markdown", markdown, WORDS, cache)
+    key = texts_key(f"{TOKENS_FORMAT}\0{WORDS.method}", [entry.haystack for entry in markdown])
+    cache.store_state("markdown", key, IndexState(arrays={}, document={"tokens": planted}))
+    assert whole_corpus_tokens("markdown", markdown, WORDS, cache) == 6

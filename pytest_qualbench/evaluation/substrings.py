@@ -16,7 +16,6 @@ equal index.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -25,7 +24,7 @@ import numpy.typing as npt
 
 from pytest_qualbench.engine.trigram_postings import trigram_keys, trigram_postings
 from pytest_qualbench.engine.types import IndexState
-from pytest_qualbench.index_cache import IndexCache
+from pytest_qualbench.index_cache import IndexCache, texts_key
 
 WINDOW = 3
 FORMAT = "pytest_qualbench.evaluation.substrings 1"
@@ -122,22 +121,13 @@ class SubstringIndex:
         return self.docs[self.offsets[slot] : self.offsets[slot + 1]]
 
 
-def texts_digest(texts: Sequence[str]) -> str:
-    """SHA-256 over every text with its length: the cache key of their substring index."""
-    digest = hashlib.sha256(FORMAT.encode())
-    for text in texts:
-        data = text.encode("utf-8", "surrogatepass")
-        digest.update(len(data).to_bytes(8, "little") + data)
-    return digest.hexdigest()
-
-
 def cached_substring_index(cache: IndexCache, name: str, texts: Sequence[str]) -> SubstringIndex:
     """The texts' substring index from the cache under `name`, else built and stored.
 
     A stale, damaged or planted file is rebuilt and replaced; a cache that cannot
     be written costs the next run a build, not this one its result.
     """
-    key = texts_digest(texts)
+    key = texts_key(FORMAT, texts)
     state, _ = cache.load_state(name, key)
     if state is not None:
         try:

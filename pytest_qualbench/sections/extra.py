@@ -18,10 +18,14 @@ from typing import Any
 from pytest_qualbench.engine.types import Chunk, SearchEngine
 from pytest_qualbench.evaluation.runner import BenchRun
 from pytest_qualbench.fixtures.schema import Case
+from pytest_qualbench.index_cache import IndexCache
 from pytest_qualbench.sections.head_to_head import head_to_head
 from pytest_qualbench.sections.rankers import RankerFactory
 from pytest_qualbench.sections.start_times import start_times
 from pytest_qualbench.sections.tokens import token_cost, token_counter
+
+# Under the index cache: each content type's whole-corpus token count.
+TOKENS_DIR = "tokens"
 
 
 @dataclass(frozen=True)
@@ -72,6 +76,7 @@ def extra_sections(
                 retrieved,
                 k=options.tokens_k,
                 counter=token_counter(),
+                cache=IndexCache(options.cache_dir / TOKENS_DIR),
             ),
             {},
         )

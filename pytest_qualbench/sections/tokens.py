@@ -12,6 +12,7 @@ This measures input context only: not output tokens, not a bill.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib.metadata
 import math
@@ -20,12 +21,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_qualbench.engine.types import IndexState
 from pytest_qualbench.fixtures.schema import Case, Entry
+from pytest_qualbench.index_cache import IndexCache, texts_key
 
 DEFAULT_TOKENS_K = 3
 EXACT_ENCODING = "cl100k_base"
 CHARS_PER_TOKEN = 4
 APPROXIMATE_METHOD = f"approximate: ceil(characters / {CHARS_PER_TOKEN})"
+TOKENS_FORMAT = "pytest_qualbench.sections.tokens 1"
 
 
 @dataclass(frozen=True)
@@ -66,6 +70,29 @@ def token_counter() -> TokenCounter:
     return TokenCounter(f"{EXACT_ENCODING} (bpe-openai {version})", True, count)
 
 
+def whole_corpus_tokens(
+    content_type: str, entries: Sequence[Entry], counter: TokenCounter, cache: IndexCache | None
+) -> int:
+    """Tokens of every haystack of the content type, kept in `cache` per counter and haystacks.
+
+    Counting a corpus of 10^5 entries took 8 s, on every run; the key covers the
+    counter's method (its encoding and version) and every haystack, so equal
+    haystacks counted by an equal counter are not counted again.
+    """
+    haystacks = [entry.haystack for entry in entries]
+    if cache is None:
+        return sum(counter.count(haystack) for haystack in haystacks)
+    key = texts_key(f"{TOKENS_FORMAT}\0{counter.method}", haystacks)
+    state, _ = cache.load_state(content_type, key)
+    tokens = None if state is None else state.document.get("tokens")
+    if type(tokens) is int and tokens >= 0:
+        return tokens
+    total = sum(counter.count(haystack) for haystack in haystacks)
+    with contextlib.suppress(OSError):
+        cache.store_state(content_type, key, IndexState(arrays={}, document={"tokens": total}))
+    return total
+
+
 def reduction_percent(retrieved: float, whole: float) -> float | None:
     """Context-token reduction: 100 * (1 - retrieved / whole); None for an empty corpus."""
     return None if whole == 0 else 100.0 * (1.0 - retrieved / whole)
@@ -78,15 +105,17 @@ def token_cost(
     *,
     k: int,
     counter: TokenCounter,
+    cache: IndexCache | None = None,
 ) -> dict[str, Any]:
     """The report's `token_cost` section over the positive cases.
 
     `retrieved[case_id]` is the token count of the engine's first k result
-    texts for that case, counted with the same `counter`.
+    texts for that case, counted with the same `counter`. With a `cache`, each
+    content type's whole-corpus count is kept there (`whole_corpus_tokens`).
     """
     positives = sorted((case for case in cases if not case.is_negative), key=lambda c: c.case_id)
     corpus_tokens = {
-        content_type: sum(counter.count(entry.haystack) for entry in entries_of(content_type))
+        content_type: whole_corpus_tokens(content_type, entries_of(content_type), counter, cache)
         for content_type in sorted({case.content_type for case in positives})
     }
     by_type = {
