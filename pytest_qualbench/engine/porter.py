@@ -67,14 +67,18 @@ class RawWords(dict[str, int]):
 
 def token_stream(texts: Sequence[str], words: RawWords) -> tuple[DocIds, DocIds]:
     """The vocabulary id of every token of every text, and the doc (text number) of each."""
-    found: list[str] = []
     counts = []
+    per_text = []
+    # Each text's words are numbered and dropped at once: a block's worth of word strings
+    # alive together left 10 MB more of the heap fragmented after a 10^4-chunk build.
     for text in texts:
         text_words = raw_words(text)
-        found.extend(text_words)
+        # A dict subclass's __getitem__ runs in C for known words: no Python call per word.
+        per_text.append(
+            np.fromiter(map(words.__getitem__, text_words), dtype=np.int64, count=len(text_words))
+        )
         counts.append(len(text_words))
-    # A dict subclass's __getitem__ runs in C for known words: no Python call per word.
-    numbers = np.fromiter(map(words.__getitem__, found), dtype=np.int64, count=len(found))
+    numbers = np.concatenate(per_text) if per_text else np.empty(0, dtype=np.int64)
     starts, ends, tokens = words.tables()
     sizes = ends[numbers] - starts[numbers]
     # Token i of word w sits at starts[w] + i: each word's slots, one run after another.
