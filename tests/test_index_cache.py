@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 import pytest
@@ -293,3 +294,32 @@ def test_a_restored_index_loads_nltk_only_for_words_it_has_never_seen(
         check=True,
     )
     assert completed.stdout.split() == ["bench-md_001", "False", "True"]
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(
+            lambda columns: {**columns, "position": ["0"] * len(columns["text"])},
+            id="position strings",
+        ),
+        pytest.param(
+            lambda columns: {**columns, "title": columns["title"][:-1]}, id="a column short"
+        ),
+        pytest.param(
+            lambda columns: {k: v for k, v in columns.items() if k != "kind"}, id="a column missing"
+        ),
+        pytest.param(lambda columns: [columns["text"]], id="not columns"),
+    ],
+)
+def test_chunk_columns_that_cannot_be_the_chunks_are_corrupt(
+    tmp_path: Path, engine: Engine, damage: Callable[[Any], Any]
+) -> None:
+    state = engine.index_state()
+    damaged = replace(
+        state, document={**state.document, "chunks": damage(state.document["chunks"])}
+    )
+    cache = IndexCache(tmp_path)
+    cache.directory.mkdir(exist_ok=True)
+    cache.path("markdown").write_bytes(encode_entry("k", encode_state(damaged)))
+    assert cache.load("markdown", "k", Engine()) == Loaded(None, "corrupt")

@@ -21,8 +21,10 @@ from pytest_qualbench.engine.porter import PorterLayer
 from pytest_qualbench.engine.trigram import TrigramLayer
 from pytest_qualbench.engine.types import Chunk, IndexState
 
-FORMAT = "pytest_qualbench.engine.snapshot 1"
+FORMAT = "pytest_qualbench.engine.snapshot 2"
+# The Chunk fields in order; every one but these two is a string.
 CHUNK_FIELDS = ("text", "title", "source", "kind", "position", "entry_id", "metadata")
+_COLUMN_TYPES = {"position": int, "metadata": dict}
 
 
 @dataclass(frozen=True)
@@ -35,28 +37,33 @@ class Restored:
     trigram: TrigramLayer
 
 
-def chunk_record(chunk: Chunk) -> list[Any]:
-    return [
-        chunk.text,
-        chunk.title,
-        chunk.source,
-        chunk.kind,
-        chunk.position,
-        chunk.entry_id,
-        dict(chunk.metadata),
-    ]
+def chunk_columns(chunks: Sequence[Chunk]) -> dict[str, list[Any]]:
+    """The chunks as one list per field: restored with a type check per column, not per chunk."""
+    columns: dict[str, list[Any]] = {
+        name: [getattr(chunk, name) for chunk in chunks] for name in CHUNK_FIELDS
+    }
+    columns["metadata"] = [dict(metadata) for metadata in columns["metadata"]]
+    return columns
 
 
-def chunk_of(record: Any) -> Chunk:
-    """A chunk from its JSON record; ValueError when the record is not one."""
-    if not isinstance(record, list) or len(record) != len(CHUNK_FIELDS):
-        raise ValueError("a chunk record is not a list of its fields")
-    text, title, source, kind, position, entry_id, metadata = record
-    if not all(isinstance(value, str) for value in (text, title, source, kind, entry_id)):
-        raise ValueError("a chunk record's text fields are not strings")
-    if type(position) is not int or not isinstance(metadata, dict):
-        raise ValueError("a chunk record's position or metadata has the wrong type")
-    return Chunk(text, title, source, kind, position, entry_id, MappingProxyType(metadata))
+def chunks_of(columns: Any) -> tuple[Chunk, ...]:
+    """The chunks `chunk_columns` stored; ValueError when the columns are not theirs.
+
+    Checked and built column by column in C (`map`): one record at a time, the
+    checks and calls took 1.5 s of restoring 10^5 chunks.
+    """
+    if not isinstance(columns, dict) or set(columns) != set(CHUNK_FIELDS):
+        raise ValueError("the chunks are not one column per field")
+    if not all(isinstance(column, list) for column in columns.values()):
+        raise ValueError("a chunk column is not a list")
+    if len({len(column) for column in columns.values()}) > 1:
+        raise ValueError("the chunk columns differ in length")
+    for name in CHUNK_FIELDS:
+        if not set(map(type, columns[name])) <= {_COLUMN_TYPES.get(name, str)}:
+            raise ValueError(f"the chunks' {name} column holds values of the wrong type")
+    metadata = map(MappingProxyType, columns["metadata"])
+    fields = [columns[name] for name in CHUNK_FIELDS[:-1]]
+    return tuple(map(Chunk, *fields, metadata))
 
 
 def index_state(
@@ -76,7 +83,7 @@ def index_state(
         arrays.update({prefix + name: array for name, array in index.arrays().items()})
     document = {
         "format": FORMAT,
-        "chunks": [chunk_record(chunk) for chunk in chunks],
+        "chunks": chunk_columns(chunks),
         "warnings": list(warnings),
         # Both in id (insertion) order, so the dictionaries come back identical.
         "porter_words": list(porter.word_frequency),
@@ -91,7 +98,7 @@ def restored(state: IndexState, *, k1: float, b: float, k3: float) -> Restored:
     document = state.document
     if document.get("format") != FORMAT:
         raise ValueError("not an index snapshot of this format")
-    chunks = tuple(chunk_of(record) for record in _list(document, "chunks"))
+    chunks = chunks_of(document.get("chunks"))
     warnings = tuple(_strings(document, "warnings"))
     words = _strings(document, "porter_words")
     terms = _strings(document, "porter_terms")
