@@ -6,7 +6,7 @@ chunk's folded text: query words are runs of `\\w`, so no query asks for any oth
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -53,9 +53,18 @@ def folded_fields(chunk: Chunk) -> Fields:
     return folded(chunk.title), folded(chunk.text)
 
 
-def holds(fields: Fields, word: str) -> bool:
-    title, text = fields
-    return word in text or word in title
+def holds_words(chunk: Chunk, words: Sequence[str], every: bool) -> bool:
+    """Whether the chunk's folded title or text holds every word (`every`), else any word.
+
+    One call per candidate, no callable per word: checking candidates' text is most
+    of a query whose words' trigrams meet in many chunks.
+    """
+    title, text = folded_fields(chunk)
+    for word in words:
+        held = word in text or word in title
+        if held != every:
+            return held
+    return every
 
 
 class TrigramLayer:
@@ -111,9 +120,9 @@ class TrigramLayer:
         return ids
 
     def best_holding(
-        self, candidates: DocIds, scores: Floats, depth: int, test: Callable[[Fields], bool]
+        self, candidates: DocIds, scores: Floats, depth: int, words: Sequence[str], every: bool
     ) -> DocIds:
-        """The `depth` best candidates by score whose folded fields pass `test`.
+        """The `depth` best candidates by score holding every word (`every`), else any word.
 
         Checking a candidate means folding its text: at 10^5 chunks a query's
         candidates run to thousands, and checking them all took most of its time.
@@ -128,7 +137,7 @@ class TrigramLayer:
         while len(kept) < depth and checked < len(candidates):
             ranked = top(candidates, scores, ranked_depth).tolist()
             for doc in ranked[checked:]:
-                if test(folded_fields(self.chunks[doc])):
+                if holds_words(self.chunks[doc], words, every):
                     kept.append(doc)
                     if len(kept) == depth:
                         break
@@ -144,16 +153,14 @@ class TrigramLayer:
         candidates = union_sorted(per_word, len(self.chunks))
         candidates = candidates[visible[candidates]]
         scores = self.index.scores(terms, candidates)
-        return self.best_holding(
-            candidates, scores, depth, lambda fields: any(holds(fields, word) for word in words)
-        )
+        return self.best_holding(candidates, scores, depth, words, every=False)
 
     def knows(self, word: str) -> bool:
         """True when the folded word occurs as a substring of some chunk."""
         if len(word) < MIN_WORD_CHARS:
             return False
         candidates = self.index.narrowed(self.term_ids(word), FEW_CANDIDATES)
-        return any(holds(folded_fields(self.chunks[doc]), word) for doc in candidates.tolist())
+        return any(holds_words(self.chunks[doc], [word], True) for doc in candidates.tolist())
 
     @staticmethod
     def query_words(query: str) -> list[str]:
@@ -169,12 +176,8 @@ class TrigramLayer:
         # All words: the rarest trigrams narrow the candidates, the text settles them.
         candidates = self.index.narrowed(terms, FEW_CANDIDATES)
         candidates = candidates[visible[candidates]]
-        found = self.best_holding(
-            candidates,
-            self.index.scores(terms, candidates),
-            depth,
-            lambda fields: all(holds(fields, word) for word in words),
-        )
+        scores = self.index.scores(terms, candidates)
+        found = self.best_holding(candidates, scores, depth, words, every=True)
         if not len(found):
             return self.best_containing_any(words, terms, visible, depth)
         return found
