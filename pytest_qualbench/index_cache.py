@@ -43,8 +43,10 @@ DOCUMENT_MEMBER = "document.json"
 # A zip local file header: signature, fixed fields, then name and extra field.
 LOCAL_HEADER_SIGNATURE = b"PK\x03\x04"
 LOCAL_HEADER_BYTES = 30
-# Magic, version, header length field, and numpy's own limit on the header (10,000).
-NPY_HEADER_BYTES = 8 + 4 + 10_000
+# A .npy file's magic string and version bytes.
+NPY_MAGIC_BYTES = 8
+# The JSON header line is a key and two numbers: far shorter than this.
+MAX_HEADER_BYTES = 4096
 
 
 @dataclass(frozen=True)
@@ -117,100 +119,119 @@ def encode_state(state: IndexState) -> bytes:
     return buffer.getvalue()
 
 
-def decode_state(data: bytes, start: int = 0) -> IndexState:
-    """The state `encode_state` wrote at data[start:]; ValueError (or zipfile's) for anything else.
-
-    Each member is read straight from the payload, whose SHA-256 the caller checked:
-    an array is one copy of its bytes, where reading it through zipfile and numpy's
-    file reader copied it three times and took a CRC-32 of it on the way. zipfile
-    reads the directory from `data` itself (io.BytesIO shares a bytes object, where
-    it would copy a slice) and finds the archive behind the header by its end record.
-    """
-    view = memoryview(data)
-    arrays: dict[str, Any] = {}
-    document: Any = None
-    with zipfile.ZipFile(io.BytesIO(data)) as archive:
-        members = archive.infolist()
-    for info in members:
-        if info.header_offset < start:
-            raise ValueError(f"archive member {info.filename!r} lies outside the payload")
-        member = _stored_member(view, info)
-        if info.filename == DOCUMENT_MEMBER:
-            document = json.loads(bytes(member))
-        elif info.filename.endswith(".npy"):
-            arrays[info.filename[: -len(".npy")]] = _npy_array(member)
-        else:
-            raise ValueError(f"unexpected archive member {info.filename!r}")
-    if not isinstance(document, dict):
-        raise ValueError("the archive holds no JSON document object")
-    return IndexState(arrays=arrays, document=document)
-
-
-def _stored_member(view: memoryview, info: zipfile.ZipInfo) -> memoryview:
-    """The bytes of an uncompressed archive member: after its local header (PKWARE APPNOTE 4.3.7)."""
-    start = info.header_offset
-    local = bytes(view[start : start + LOCAL_HEADER_BYTES])
-    if info.compress_type != zipfile.ZIP_STORED or len(local) < LOCAL_HEADER_BYTES:
-        raise ValueError(f"archive member {info.filename!r} is not stored as written")
-    if local[:4] != LOCAL_HEADER_SIGNATURE or info.compress_size != info.file_size:
-        raise ValueError(f"archive member {info.filename!r} has no valid local header")
-    name_bytes, extra_bytes = struct.unpack_from("<HH", local, 26)
-    data_start = start + LOCAL_HEADER_BYTES + name_bytes + extra_bytes
-    if data_start + info.file_size > len(view):
-        raise ValueError(f"archive member {info.filename!r} runs past the payload")
-    return view[data_start : data_start + info.file_size]
-
-
-def _npy_array(data: memoryview) -> Any:
-    """A writable copy of the array a .npy member holds; never an object array (a pickle)."""
-    import numpy as np
-
-    header = io.BytesIO(bytes(data[:NPY_HEADER_BYTES]))
-    version = np.lib.format.read_magic(header)
-    if version == (1, 0):
-        shape, fortran_order, dtype = np.lib.format.read_array_header_1_0(header)
-    elif version in ((2, 0), (3, 0)):
-        shape, fortran_order, dtype = np.lib.format.read_array_header_2_0(header)
-    else:
-        raise ValueError(f"unsupported .npy version {version}")
-    if dtype.hasobject or fortran_order:
-        raise ValueError("an array of objects or in Fortran order is not what the cache writes")
-    count = math.prod(shape)
-    if header.tell() + count * dtype.itemsize != len(data):
-        raise ValueError("an array's bytes do not match its shape")
-    return np.frombuffer(data, dtype=dtype, count=count, offset=header.tell()).reshape(shape).copy()
-
-
 def encode_entry(key: str, payload: bytes) -> bytes:
     """Magic line, JSON header line (key, payload length and SHA-256), then the payload."""
     header = {"key": key, "bytes": len(payload), "sha256": hashlib.sha256(payload).hexdigest()}
     return MAGIC + json.dumps(header, sort_keys=True).encode("ascii") + b"\n" + payload
 
 
-def verified_payload(data: bytes, key: str) -> tuple[int | None, str]:
-    """Where the payload starts when magic, key, length and checksum all match; else None and why.
+def read_entry(stream: io.BufferedReader, key: str) -> tuple[IndexState | None, str]:
+    """The state in an open cache file when magic, key, length and checksum match; else None, why.
 
-    An offset into `data`, not a copy: at 10^5 chunks the payload is hundreds of MB.
+    One pass in file order, hashing as it reads: each array is read straight into
+    its own memory, never into a buffer of the whole file first (at 10^5 chunks
+    that buffer and the copies out of it, 480 MB and 300 MB of fresh pages, took
+    most of a load). Nothing read is used unless the SHA-256 of the payload matches.
     """
-    if not data.startswith(MAGIC):
+    if stream.read(len(MAGIC)) != MAGIC:
         return None, "corrupt"
-    header_end = data.find(b"\n", len(MAGIC))
-    if header_end == -1:
-        return None, "corrupt"
-    payload = memoryview(data)[header_end + 1 :]
+    line = stream.readline(MAX_HEADER_BYTES)
     try:
-        header = json.loads(data[len(MAGIC) : header_end])
+        header = json.loads(line) if line.endswith(b"\n") else None
     except ValueError:
         return None, "corrupt"
     if not isinstance(header, dict):
         return None, "corrupt"
     if header.get("key") != key:
         return None, "stale"
-    if header.get("bytes") != len(payload):
+    start = stream.tell()
+    if header.get("bytes") != os.fstat(stream.fileno()).st_size - start:
         return None, "corrupt"
-    if header.get("sha256") != hashlib.sha256(payload).hexdigest():
+    digest = hashlib.sha256()
+    try:
+        state = _read_archive(stream, start, digest)
+    except (ValueError, KeyError, TypeError, EOFError, MemoryError, zipfile.BadZipFile):
+        # A malformed archive (an array header may even claim more memory than there is).
         return None, "corrupt"
-    return header_end + 1, "hit"
+    if header.get("sha256") != digest.hexdigest():
+        return None, "corrupt"
+    return state, "hit"
+
+
+def _read_archive(stream: io.BufferedReader, start: int, digest: Any) -> IndexState:
+    """The archive behind the header, every byte of it fed to `digest` in file order.
+
+    zipfile reads only the directory at the end (it finds an archive behind other
+    bytes by its end record); members are then read in place, uncompressed as written.
+    """
+    with zipfile.ZipFile(stream) as archive:
+        members = sorted(archive.infolist(), key=lambda info: info.header_offset)
+    stream.seek(start)
+    arrays: dict[str, Any] = {}
+    document: Any = None
+    for info in members:
+        if info.compress_type != zipfile.ZIP_STORED or info.compress_size != info.file_size:
+            raise ValueError(f"archive member {info.filename!r} is not stored as written")
+        if info.header_offset < stream.tell():
+            raise ValueError(f"archive member {info.filename!r} overlaps another")
+        # A gap, the local header (PKWARE APPNOTE 4.3.7), its name and extra field.
+        digest.update(_read_exactly(stream, info.header_offset - stream.tell()))
+        local = _read_exactly(stream, LOCAL_HEADER_BYTES)
+        if local[:4] != LOCAL_HEADER_SIGNATURE:
+            raise ValueError(f"archive member {info.filename!r} has no local header")
+        name_bytes, extra_bytes = struct.unpack_from("<HH", local, 26)
+        digest.update(local + _read_exactly(stream, name_bytes + extra_bytes))
+        if info.filename == DOCUMENT_MEMBER:
+            text = _read_exactly(stream, info.file_size)
+            digest.update(text)
+            document = json.loads(text)
+        elif info.filename.endswith(".npy"):
+            arrays[info.filename[: -len(".npy")]] = _read_npy(stream, info.file_size, digest)
+        else:
+            raise ValueError(f"unexpected archive member {info.filename!r}")
+    digest.update(stream.read())  # the directory and the end record
+    if not isinstance(document, dict):
+        raise ValueError("the archive holds no JSON document object")
+    return IndexState(arrays=arrays, document=document)
+
+
+def _read_npy(stream: io.BufferedReader, size: int, digest: Any) -> Any:
+    """The array of a `size`-byte .npy member, read into its own memory; never of objects."""
+    import numpy as np
+
+    magic = _read_exactly(stream, NPY_MAGIC_BYTES)
+    version = np.lib.format.read_magic(io.BytesIO(magic))
+    if version not in ((1, 0), (2, 0), (3, 0)):
+        raise ValueError(f"unsupported .npy version {version}")
+    length = _read_exactly(stream, 2 if version == (1, 0) else 4)
+    header = magic + length + _read_exactly(stream, int.from_bytes(length, "little"))
+    digest.update(header)
+    fields = io.BytesIO(header)
+    np.lib.format.read_magic(fields)
+    if version == (1, 0):
+        shape, fortran_order, dtype = np.lib.format.read_array_header_1_0(fields)
+    else:
+        shape, fortran_order, dtype = np.lib.format.read_array_header_2_0(fields)
+    if dtype.hasobject or fortran_order:
+        raise ValueError("an array of objects or in Fortran order is not what the cache writes")
+    count = math.prod(shape)
+    if len(header) + count * dtype.itemsize != size:
+        raise ValueError("an array's bytes do not match its shape")
+    array = np.empty(count, dtype=dtype)
+    target = array.view(np.uint8).data
+    if stream.readinto(target) != len(target):
+        raise EOFError("the archive ends inside an array")
+    digest.update(target)
+    return array.reshape(shape)
+
+
+def _read_exactly(stream: io.BufferedReader, size: int) -> bytes:
+    if size < 0:
+        raise ValueError("archive members out of order")
+    data = stream.read(size)
+    if len(data) != size:
+        raise EOFError("the file ends early")
+    return data
 
 
 @dataclass(frozen=True)
@@ -243,19 +264,12 @@ class IndexCache:
     def load_state(self, name: str, key: str) -> tuple[IndexState | None, str]:
         """The state stored under `name` for `key`, or None and why not (see `Loaded`)."""
         try:
-            data = self.path(name).read_bytes()
+            with self.path(name).open("rb") as stream:
+                return read_entry(stream, key)
         except FileNotFoundError:
             return None, "missing"
         except OSError:
             # A directory, a dangling or looping link, no permission: not a cache file.
-            return None, "corrupt"
-        start, status = verified_payload(data, key)
-        if start is None:
-            return None, status
-        try:
-            return decode_state(data, start), "hit"
-        except (ValueError, KeyError, TypeError, EOFError, MemoryError, zipfile.BadZipFile):
-            # A malformed archive (an array header may even claim more memory than there is).
             return None, "corrupt"
 
     def store(self, content_type: str, key: str, engine: Any) -> bool:

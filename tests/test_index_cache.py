@@ -33,7 +33,6 @@ from pytest_qualbench.index_cache import (
     Loaded,
     cache_key,
     code_fingerprint,
-    decode_state,
     encode_entry,
     encode_state,
 )
@@ -254,7 +253,9 @@ def test_file_layout_is_magic_header_and_a_data_only_archive(
     members = zipfile.ZipFile(io.BytesIO(payload)).namelist()
     assert DOCUMENT_MEMBER in members
     assert all(name == DOCUMENT_MEMBER or name.endswith(".npy") for name in members)
-    assert set(decode_state(payload).arrays) == set(engine.index_state().arrays)
+    loaded, _ = cache.load_state("markdown", "the-key")
+    assert loaded is not None
+    assert set(loaded.arrays) == set(engine.index_state().arrays)
 
 
 def test_store_replaces_atomically_and_leaves_no_temporary_files(
