@@ -225,6 +225,8 @@ def test_a_directory_in_place_of_the_file_is_corrupt_and_replaced(
         pytest.param("porter.docs", np.array([10**6], dtype=np.int32), id="doc id out of range"),
         pytest.param("trigram.keys", np.zeros((2, 2), dtype=np.int64), id="keys two-dimensional"),
         pytest.param("porter.doc_len", np.array(["x"]), id="lengths of strings"),
+        pytest.param("chunks.text_ends", np.array([5, 3], dtype=np.int64), id="text ends back"),
+        pytest.param("chunks.text", np.frombuffer(b"\xff\xfe", np.uint8), id="texts not UTF-8"),
     ],
 )
 def test_well_formed_archives_of_a_wrong_index_are_corrupt(
@@ -301,7 +303,7 @@ def test_a_restored_index_loads_nltk_only_for_words_it_has_never_seen(
     "damage",
     [
         pytest.param(
-            lambda columns: {**columns, "position": ["0"] * len(columns["text"])},
+            lambda columns: {**columns, "position": ["0"] * len(columns["title"])},
             id="position strings",
         ),
         pytest.param(
@@ -310,7 +312,7 @@ def test_a_restored_index_loads_nltk_only_for_words_it_has_never_seen(
         pytest.param(
             lambda columns: {k: v for k, v in columns.items() if k != "kind"}, id="a column missing"
         ),
-        pytest.param(lambda columns: [columns["text"]], id="not columns"),
+        pytest.param(lambda columns: [columns["title"]], id="not columns"),
     ],
 )
 def test_chunk_columns_that_cannot_be_the_chunks_are_corrupt(
