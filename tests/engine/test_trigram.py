@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_qualbench.engine.bm25 import DocIds
 from pytest_qualbench.engine.ranking import top
 from pytest_qualbench.engine.trigram import TrigramLayer
 from pytest_qualbench.engine.trigram_postings import trigram_keys
@@ -56,6 +59,22 @@ def test_any_word_fallback_stops_at_depth_with_the_best_docs() -> None:
     assert trigram.search("abcd qqqq", np.ones(4, dtype=bool), 1).tolist() == [3]
 
 
+def term_ids_of(trigram: TrigramLayer, words: list[str]) -> list[int]:
+    return list(dict.fromkeys(term for word in words for term in trigram.term_ids(word)))
+
+
+def ranked_by_checking_every_doc(
+    trigram: TrigramLayer, texts: list[str], words: list[str], match: Callable[..., bool]
+) -> DocIds:
+    """The reference: every doc whose text holds all (or any) of the words, ranked by BM25."""
+    holding = np.array(
+        [doc for doc, text in enumerate(texts) if match(word in text for word in words)],
+        dtype=np.int64,
+    )
+    terms = term_ids_of(trigram, words)
+    return top(holding, trigram.index.scores(terms, holding), len(texts))
+
+
 @given(
     st.lists(st.text("abcd ", max_size=14), min_size=1, max_size=8),
     st.lists(st.text("abcd", min_size=3, max_size=5), min_size=1, max_size=3),
@@ -66,14 +85,10 @@ def test_any_word_fallback_equals_checking_every_candidate(
 ) -> None:
     trigram = layer(*texts)
     visible = np.ones(len(texts), dtype=bool)
-    terms = list(dict.fromkeys(term for word in words for term in trigram.term_ids(word)))
-    holding = np.array(
-        [doc for doc, text in enumerate(texts) if any(word in text for word in words)],
-        dtype=np.int64,
-    )
-    expected = top(holding, trigram.index.scores(terms, holding), depth)
+    terms = term_ids_of(trigram, words)
+    expected = ranked_by_checking_every_doc(trigram, texts, words, any)
     found = trigram.best_containing_any(words, terms, visible, depth)
-    assert found.tolist() == expected.tolist()
+    assert found.tolist() == expected[:depth].tolist()
 
 
 @given(
@@ -89,16 +104,10 @@ def test_search_equals_checking_every_doc_then_ranking(
     visible = np.ones(len(texts), dtype=bool)
     query = " ".join(words)
     distinct = trigram.query_words(query)
-    terms = list(dict.fromkeys(term for word in distinct for term in trigram.term_ids(word)))
-    holding = np.array(
-        [doc for doc, text in enumerate(texts) if all(word in text for word in distinct)],
-        dtype=np.int64,
-    )
-    if len(holding):
-        expected = top(holding, trigram.index.scores(terms, holding), depth)
-    else:
-        expected = trigram.best_containing_any(distinct, terms, visible, depth)
-    assert trigram.search(query, visible, depth).tolist() == expected.tolist()
+    expected = ranked_by_checking_every_doc(trigram, texts, distinct, all)
+    if not len(expected):
+        expected = ranked_by_checking_every_doc(trigram, texts, distinct, any)
+    assert trigram.search(query, visible, depth).tolist() == expected[:depth].tolist()
 
 
 @given(st.text("ab\u00e9\U0001f600", max_size=9))
