@@ -103,6 +103,31 @@ def test_symlink_loops_under_the_fixture_path_collect_each_file_once(
     result.assert_outcomes(passed=2)
 
 
+@pytest.mark.usefixtures("word_engine")
+def test_several_fixture_files_named_on_the_command_line_are_each_collected(
+    pytester: pytest.Pytester, write_fixture: WriteFixture
+) -> None:
+    # pytest collects a directory once per argument inside it: the second visit of
+    # a file by the same path is no symlinked duplicate and must not be dropped.
+    write_fixture("markdown.jsonl", GOOD)
+    write_fixture(
+        "plaintext.jsonl",
+        [
+            entry(
+                "txt_a",
+                "lorem ipsum",
+                [case("txt_a_q1", "lorem", ["lorem"])],
+                content_type="plaintext",
+            )
+        ],
+    )
+    result = pytester.runpytest(
+        "--qualbench", "bench_fixtures/markdown.jsonl", "bench_fixtures/plaintext.jsonl"
+    )
+    result.assert_outcomes(passed=3)
+    assert "not found" not in result.stdout.str()
+
+
 # ---------------------------------------------------------------- linear regexes
 
 

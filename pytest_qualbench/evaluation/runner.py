@@ -73,8 +73,9 @@ class BenchRun:
     # Result texts per positive case id, best first: the token cost counts them
     # without searching a second time.
     retrieved: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    # Resolved fixture files already collected: a symlinked directory leads to a file twice.
-    collected_files: set[Path] = field(default_factory=set)
+    # Each fixture file collected, by resolved path, with the path it was collected under:
+    # a symlinked directory leads to a file twice, by another path.
+    collected_files: dict[Path, Path] = field(default_factory=dict)
 
     def corpus(self, content_type: str) -> IndexedCorpus:
         """The content type's indexed corpus, built on first use unless `build` ran.

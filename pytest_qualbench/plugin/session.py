@@ -334,10 +334,13 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> QualbenchF
     if bench_run is None or file_path.suffix != ".jsonl":
         return None
     fixture_file = bench_run.fixture_set.file(file_path)
-    # Each real file once, however many symlinked directories lead to it.
-    if fixture_file is None or fixture_file.path in bench_run.collected_files:
+    if fixture_file is None:
         return None
-    bench_run.collected_files.add(fixture_file.path)
+    # Each real file once, however many symlinked directories lead to it; pytest itself
+    # collects a directory again for each argument inside it, by the same path.
+    first_path = bench_run.collected_files.setdefault(fixture_file.path, file_path)
+    if first_path != file_path:
+        return None
 
     # Named by stem: `-k` matches node names as substrings, and every "*.jsonl"
     # name would otherwise match `-k json`.
