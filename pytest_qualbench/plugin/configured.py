@@ -75,11 +75,11 @@ def run_configured(options: Sequence[str], command: Callable[[BenchConfig], int]
 
 def bench_config(config: pytest.Config) -> BenchConfig:
     from pytest_qualbench.options import positive_int
-    from pytest_qualbench.plugin.session import _engine_factory, _ini_value
+    from pytest_qualbench.plugin.engine_config import engine_factory, ini_value
 
     ini_dir = config.inipath.parent if config.inipath is not None else config.rootpath
     return BenchConfig(
-        engine_factory=_engine_factory(config),
+        engine_factory=engine_factory(config),
         fixture_paths=tuple(ini_dir / entry for entry in config.getini("qualbench_paths")),
-        limit=config.option.qualbench_limit or _ini_value(config, "qualbench_limit", positive_int),
+        limit=config.option.qualbench_limit or ini_value(config, "qualbench_limit", positive_int),
     )

@@ -7,7 +7,6 @@ project's ordinary test runs never import any of this.
 from __future__ import annotations
 
 import argparse
-import functools
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,36 +14,29 @@ from typing import Any
 
 import pytest
 
-from pytest_qualbench.adapters.registry import (
-    EngineMaker,
-    EngineSpecError,
-    declared,
-    ini_options,
-    resolve_engine,
-)
-from pytest_qualbench.evaluation.engine_options import (
-    EngineOptionError,
-    factory_keywords,
-    merged_pairs,
-)
 from pytest_qualbench.evaluation.judge import CHECKS, parse_checks
 from pytest_qualbench.evaluation.runner import (
     DEFAULT_ENGINE,
     BenchRun,
-    EngineFactory,
     engine_info,
 )
 from pytest_qualbench.fixtures.discovery import discover_fixture_files
 from pytest_qualbench.fixtures.loading import load_fixture_set
 from pytest_qualbench.fixtures.schema import (
-    BUILTIN_VOCABULARY,
-    CONTENT_TYPES,
     FixtureSet,
     Vocabulary,
 )
 from pytest_qualbench.index_cache import CACHE_DIR, IndexCache
 from pytest_qualbench.options import positive_int, positive_seconds
 from pytest_qualbench.plugin.configfile import unread_config_message, unread_project_config
+from pytest_qualbench.plugin.engine_config import (
+    configured_maker,
+    configured_options,
+    engine_factory,
+    engine_maker,
+    engine_vocabulary,
+    ini_value,
+)
 from pytest_qualbench.plugin.indexing import build_indexes, is_xdist_worker
 from pytest_qualbench.plugin.items import CaseItem, QualbenchFile, bench_run_key
 from pytest_qualbench.plugin.reporter import QualbenchReporter
@@ -63,9 +55,9 @@ reporter_key = pytest.StashKey["QualbenchReporter"]()
 
 def start_benchmark(config: pytest.Config, paths: Sequence[Path]) -> None:
     """Load the fixture set, make the run's state, and register the benchmark's hooks."""
-    engine_options = _engine_options(config)
+    engine_options = configured_options(config)
     maker, engine_keywords = configured_maker(config, engine_options)
-    vocabulary = _vocabulary(config, maker)
+    vocabulary = engine_vocabulary(config, maker)
     config.addinivalue_line("markers", "qualbench: a qualbench search case")
     for content_type in vocabulary.content_types:
         config.addinivalue_line(
@@ -82,11 +74,10 @@ def start_benchmark(config: pytest.Config, paths: Sequence[Path]) -> None:
     fixture_set = load_fixture_set(files, config.rootpath, vocabulary)
     bench_run = BenchRun(
         fixture_set=fixture_set,
-        engine_factory=_engine_factory(config, maker),
+        engine_factory=engine_factory(config, maker),
         engine_options=engine_keywords,
-        limit=config.option.qualbench_limit or _ini_value(config, "qualbench_limit", positive_int),
-        checks=config.option.qualbench_checks
-        or _ini_value(config, "qualbench_checks", _ini_checks),
+        limit=config.option.qualbench_limit or ini_value(config, "qualbench_limit", positive_int),
+        checks=config.option.qualbench_checks or ini_value(config, "qualbench_checks", _ini_checks),
         vocabulary=vocabulary,
         index_cache=IndexCache(config.rootpath / CACHE_DIR),
         timeout=_timeout(config),
@@ -133,81 +124,6 @@ def _config_warning(config: pytest.Config) -> str | None:
     return message
 
 
-def _engine_spec(config: pytest.Config) -> str:
-    spec: str = (
-        config.option.qualbench_engine or config.getini("qualbench_engine") or DEFAULT_ENGINE
-    )
-    return spec
-
-
-def engine_maker(config: pytest.Config, spec: str) -> EngineMaker:
-    """The factory a short name or module:factory names, with its ini options bound."""
-    try:
-        factory = resolve_engine(spec)
-    except EngineSpecError as exc:
-        raise pytest.UsageError(f"qualbench: {exc}") from None
-    keywords = {
-        keyword: value
-        for keyword, ini_name in ini_options(spec).items()
-        if (value := str(config.getini(ini_name)))
-    }
-    return functools.partial(factory, **keywords) if keywords else factory
-
-
-def _engine_options(config: pytest.Config) -> dict[str, str]:
-    """ini `qualbench_engine_options`, then every --qualbench-engine-option (last one wins)."""
-    try:
-        return merged_pairs(
-            config.getini("qualbench_engine_options"), config.option.qualbench_engine_options
-        )
-    except EngineOptionError as exc:
-        raise pytest.UsageError(f"qualbench: ini qualbench_engine_options: {exc}") from None
-
-
-def configured_maker(
-    config: pytest.Config, options: dict[str, str]
-) -> tuple[EngineMaker, dict[str, Any]]:
-    """The configured engine's factory with the engine options bound, and the typed options.
-
-    Only the benchmarked engine gets them: an engine named as a ranker keeps its defaults.
-    """
-    spec = _engine_spec(config)
-    maker = engine_maker(config, spec)
-    try:
-        keywords = factory_keywords(maker, options, spec)
-    except EngineOptionError as exc:
-        raise pytest.UsageError(f"qualbench: {exc}") from None
-    return (functools.partial(maker, **keywords) if keywords else maker), keywords
-
-
-def _vocabulary(config: pytest.Config, maker: EngineMaker) -> Vocabulary:
-    """The layer names and content types the configured engine declares (on its factory)."""
-    if config.hook.pytest_qualbench_make_engine.get_hookimpls():
-        return BUILTIN_VOCABULARY
-    factory = maker.func if isinstance(maker, functools.partial) else maker
-    layers = declared(factory, "layers")
-    extra_types = declared(factory, "content_types") or ()
-    return Vocabulary(
-        engine=_engine_spec(config),
-        layers=BUILTIN_VOCABULARY.layers if layers is None else layers,
-        content_types=tuple(dict.fromkeys((*CONTENT_TYPES, *extra_types))),
-    )
-
-
-def _engine_factory(config: pytest.Config, maker: EngineMaker | None = None) -> EngineFactory:
-    """One engine per content type: the conftest hook's, else the configured factory's.
-
-    The options go to the configured factory, for the content types the hook leaves to it.
-    """
-    default = maker if maker is not None else configured_maker(config, _engine_options(config))[0]
-
-    def make_engine(content_type: str) -> Any:
-        engine = config.hook.pytest_qualbench_make_engine(config=config, content_type=content_type)
-        return engine if engine is not None else default()
-
-    return make_engine
-
-
 def _section_options(config: pytest.Config, engine_options: dict[str, str]) -> SectionOptions:
     try:
         rankers = tuple(
@@ -240,20 +156,13 @@ def _ini_checks(text: str) -> frozenset[str]:
     return parse_checks(text) if text.strip() else frozenset(CHECKS)
 
 
-def _ini_value(config: pytest.Config, name: str, parse: Any) -> Any:
-    try:
-        return parse(str(config.getini(name)))
-    except argparse.ArgumentTypeError as exc:
-        raise pytest.UsageError(f"qualbench: ini {name}: {exc}") from None
-
-
 def _timeout(config: pytest.Config) -> float | None:
     """Seconds a search may take: --qualbench-timeout, else ini qualbench_timeout; None: no limit."""
     option: float | None = config.option.qualbench_timeout
     if option is not None:
         return option
     text = str(config.getini("qualbench_timeout")).strip()
-    return _ini_value(config, "qualbench_timeout", positive_seconds) if text else None
+    return ini_value(config, "qualbench_timeout", positive_seconds) if text else None
 
 
 def _floors(config: pytest.Config, vocabulary: Vocabulary, fixture_set: FixtureSet) -> list[Floor]:
