@@ -12,25 +12,13 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pytest_qualbench.engine import chunking
-from pytest_qualbench.engine.builtin import renumber
+from pytest_qualbench.engine.builtin import chunk_entries
 from pytest_qualbench.engine.types import DEFAULT_KINDS, DEFAULT_LIMIT, Chunk, Result
 from pytest_qualbench.fixtures import CONTENT_TYPES, Entry
 
 if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
-
-
-def builtin_chunks(entries: Sequence[Entry]) -> tuple[tuple[Chunk, ...], tuple[str, ...]]:
-    """The built-in engine's chunks of the entries, ordered by (source, id), and the warnings."""
-    chunks: list[Chunk] = []
-    warnings: list[str] = []
-    for entry in sorted(entries, key=lambda e: (e.source_label, e.id)):
-        chunked = chunking.chunk_entry_with_warnings(entry)
-        chunks.extend(chunked.chunks)
-        warnings.extend(chunked.warnings)
-    return renumber(chunks), tuple(warnings)
 
 
 def searchable_text(chunk: Chunk) -> str:
@@ -83,7 +71,7 @@ class ChunkedEngine(ABC):
 
     def index(self, entries: Sequence[Entry]) -> None:
         """Chunk the entries as the built-in engine does, then index the chunks."""
-        chunks, self._warnings = builtin_chunks(entries)
+        chunks, self._warnings = chunk_entries(entries)
         self.index_chunks(chunks)
 
     def index_chunks(self, chunks: Sequence[Chunk]) -> None:

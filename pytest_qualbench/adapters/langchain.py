@@ -20,8 +20,8 @@ from typing import Any
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 
-from pytest_qualbench.adapters.chunked import builtin_chunks
 from pytest_qualbench.adapters.retrievers import RetrieverEngine, chunk_metadata
+from pytest_qualbench.engine.builtin import chunk_entries
 from pytest_qualbench.fixtures import Entry
 
 RetrieverFactory = Callable[[Sequence[Entry]], BaseRetriever]
@@ -29,7 +29,7 @@ RetrieverFactory = Callable[[Sequence[Entry]], BaseRetriever]
 
 def documents(entries: Sequence[Entry]) -> list[Document]:
     """The built-in chunks of the entries as Documents, their keys in the metadata."""
-    chunks, _ = builtin_chunks(entries)
+    chunks, _ = chunk_entries(entries)
     return [Document(page_content=chunk.text, metadata=chunk_metadata(chunk)) for chunk in chunks]
 
 

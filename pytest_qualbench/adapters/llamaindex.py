@@ -20,8 +20,8 @@ from typing import Any
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import TextNode
 
-from pytest_qualbench.adapters.chunked import builtin_chunks
 from pytest_qualbench.adapters.retrievers import RetrieverEngine, chunk_metadata
+from pytest_qualbench.engine.builtin import chunk_entries
 from pytest_qualbench.fixtures import Entry
 
 RetrieverFactory = Callable[[Sequence[Entry]], BaseRetriever]
@@ -29,7 +29,7 @@ RetrieverFactory = Callable[[Sequence[Entry]], BaseRetriever]
 
 def nodes(entries: Sequence[Entry]) -> list[TextNode]:
     """The built-in chunks of the entries as TextNodes; only the title is embedded with the text."""
-    chunks, _ = builtin_chunks(entries)
+    chunks, _ = chunk_entries(entries)
     made = []
     for chunk in chunks:
         metadata = chunk_metadata(chunk)

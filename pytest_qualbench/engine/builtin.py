@@ -157,15 +157,7 @@ class Engine:
 
     def index(self, entries: Sequence[Entry]) -> None:
         """Chunk and index all entries of one content type, replacing any earlier index."""
-        chunks: list[Chunk] = []
-        warnings: list[str] = []
-        # Entries sorted by (source, id) make the index, hence every ranking and tie,
-        # independent of the order entries arrive in.
-        for entry in sorted(entries, key=lambda e: (e.source_label, e.id)):
-            chunked = chunking.chunk_entry_with_warnings(entry)
-            chunks.extend(chunked.chunks)
-            warnings.extend(chunked.warnings)
-        self._build(renumber(chunks), tuple(warnings))
+        self._build(*chunk_entries(entries))
 
     def index_chunks(self, chunks: Sequence[Chunk]) -> None:
         """Index chunks made elsewhere (the hybrid engine's, a ranker's), replacing any index.
@@ -354,6 +346,21 @@ def load_libraries() -> None:
     has never seen.
     """
     from pytest_qualbench.engine import fuzzy, porter, trigram  # noqa: F401
+
+
+def chunk_entries(entries: Sequence[Entry]) -> tuple[tuple[Chunk, ...], tuple[str, ...]]:
+    """Every entry's chunks, renumbered per source, and what chunking warned of.
+
+    Entries sorted by (source, id) make the index, hence every ranking and tie,
+    independent of the order entries arrive in.
+    """
+    chunks: list[Chunk] = []
+    warnings: list[str] = []
+    for entry in sorted(entries, key=lambda e: (e.source_label, e.id)):
+        chunked = chunking.chunk_entry_with_warnings(entry)
+        chunks.extend(chunked.chunks)
+        warnings.extend(chunked.warnings)
+    return renumber(chunks), tuple(warnings)
 
 
 def renumber(chunks: Sequence[Chunk]) -> tuple[Chunk, ...]:
