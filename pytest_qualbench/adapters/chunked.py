@@ -13,7 +13,13 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from pytest_qualbench.engine.builtin import chunk_entries
-from pytest_qualbench.engine.types import DEFAULT_KINDS, DEFAULT_LIMIT, Chunk, Result
+from pytest_qualbench.engine.types import (
+    DEFAULT_KINDS,
+    DEFAULT_LIMIT,
+    Chunk,
+    Result,
+    chunk_result,
+)
 from pytest_qualbench.fixtures import CONTENT_TYPES, Entry
 
 if TYPE_CHECKING:
@@ -94,7 +100,10 @@ class ChunkedEngine(ABC):
         if limit <= 0 or not self._chunks or not query.strip():
             return []
         ranked = self.ranked(query, frozenset(kinds), limit)
-        return [self._result(doc, score, layer) for doc, score, layer in ranked[:limit]]
+        return [
+            chunk_result(self._chunks[doc], layer=layer, score=score)
+            for doc, score, layer in ranked[:limit]
+        ]
 
     def visible(self, kinds: frozenset[str]) -> npt.NDArray[np.bool_]:
         """Which chunks have one of the kinds."""
@@ -105,14 +114,3 @@ class ChunkedEngine(ABC):
     # Not abstract: most adapters hold nothing outside the process.
     def close(self) -> None:  # noqa: B027
         """Release what the index holds outside this process (files, server state)."""
-
-    def _result(self, doc: int, score: float, layer: str) -> Result:
-        chunk = self._chunks[doc]
-        return Result(
-            text=chunk.text,
-            layer=layer,
-            title=chunk.title,
-            score=score,
-            source=chunk.source,
-            position=chunk.position,
-        )

@@ -19,6 +19,7 @@ from pytest_qualbench.engine.types import (
     Chunk,
     IndexState,
     Result,
+    chunk_result,
 )
 from pytest_qualbench.fixtures.schema import Entry
 
@@ -229,7 +230,10 @@ class Engine:
             ranked = self._eager(query, visible, depth, limit)
         else:
             ranked = self._fallback(query, visible, depth, limit)
-        return [self._result(item) for item in first_per_doc(ranked)[:limit]]
+        return [
+            chunk_result(self._chunks[item.doc], layer=item.layer, score=item.score)
+            for item in first_per_doc(ranked)[:limit]
+        ]
 
     def corrected_query(self, query: str) -> str | None:
         """The correction the latest search of `query` made (searching it if it was not the
@@ -324,17 +328,6 @@ class Engine:
         # first `limit` distinct docs of at most two such lists, one after the other.
         fused: list[Fused] = fuse(rankings, self.rrf_k, weights, limit)
         return [Ranked(item.doc, item.score, item.label) for item in fused]
-
-    def _result(self, item: Ranked) -> Result:
-        chunk = self._chunks[item.doc]
-        return Result(
-            text=chunk.text,
-            layer=item.layer,
-            title=chunk.title,
-            score=item.score,
-            source=chunk.source,
-            position=chunk.position,
-        )
 
 
 def load_libraries() -> None:

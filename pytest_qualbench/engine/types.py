@@ -43,6 +43,18 @@ class Result:
     position: int = 0
 
 
+def chunk_result(chunk: Chunk, *, layer: str, score: float) -> Result:
+    """The result an engine returns for a chunk it found with `layer` at `score`."""
+    return Result(
+        text=chunk.text,
+        layer=layer,
+        title=chunk.title,
+        score=score,
+        source=chunk.source,
+        position=chunk.position,
+    )
+
+
 @dataclass(frozen=True)
 class IndexState:
     """An engine's built index as data only: named numpy arrays and a JSON document.
