@@ -18,19 +18,13 @@ from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
 from conftest import known_failures
+from pytest_qualbench.authoring.fixture_lines import ID_PREFIXES
 from pytest_qualbench.fixtures.discovery import discover_fixture_files
 from pytest_qualbench.fixtures.loading import load_fixture_set
 from pytest_qualbench.fixtures.schema import CONTENT_TYPES, FUZZY_PREFIX, Case, Entry, FixtureSet
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH_DIR = ROOT / "bench_fixtures"
-ID_PREFIXES = {
-    "markdown": "md",
-    "json": "json",
-    "plaintext": "txt",
-    "transcript": "tr",
-    "curated": "cur",
-}
 MIN_ENTRIES_PER_FILE = 12
 # Four or five keyword cases plus at least one question, as docs/writing-fixtures.md asks.
 CASES_PER_ENTRY = (5, 6)
