@@ -1,52 +1,58 @@
-"""A persistent on-disk cache of built indexes, one file per content type.
+"""A persistent on-disk cache of built indexes: per content type, a manifest and its arrays.
 
-A file holds an engine's `IndexState` (see `engine.types.CachedIndex`): named
-numpy arrays and one JSON document, packed as an uncompressed `.npz` archive
-behind a header line naming the cache key and the SHA-256 of the archive.
-Nothing in it can run code: arrays are read with `allow_pickle=False`, the
-document with `json`, and the engine restores itself from that data, checking
-shapes and ranges. Whoever can write `.qualbench/` (a CI cache restored from a
-fork's build, say) can make a run rebuild its index, never run their code.
+An engine's `IndexState` (see `engine.types.CachedIndex`) is stored as one
+`.npy` file per array in a directory named after the cache key, and a manifest
+file: a magic line, a JSON header line (the key, the body's length and its
+SHA-256), then a JSON body holding the state's document and, per array, its
+file, byte length and SHA-256. A load maps each array file read-only instead
+of reading it, and uses it only after its SHA-256 matches: the bytes hashed are
+the bytes the index is served from, because both are one mapping. Nothing in a
+cache can run code: arrays are never of objects, the rest is JSON, and the
+engine restores itself from that data, checking shapes and ranges. Whoever can
+write `.qualbench/` (a CI cache restored from a fork's build, say) can make a
+run rebuild its index, never run their code.
+
+Files are only ever replaced whole (a new directory renamed into place, then
+the manifest by `os.replace`), never written in place, so a mapping a run
+holds keeps its bytes while another run replaces the cache.
 
 The key covers everything that decides what the index holds: the dataset hash
 (any fixture byte), the content type, the engine's class, its `config`, the
-source of the engine's package and the Python version. A file whose key
+source of the engine's package and the Python version. A manifest whose key
 differs is stale; one that is unreadable, truncated, damaged, of another
-format or a directory is corrupt. Either way the index is built afresh.
+format, a directory, or whose arrays are missing or altered is corrupt. Either
+way the index is built afresh.
 """
 
 from __future__ import annotations
 
 import hashlib
-import io
 import json
-import math
+import mmap
 import os
+import re
 import shutil
-import struct
+import stat
 import sys
 import tempfile
 import time
-import zipfile
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from pytest_qualbench.engine.types import CachedIndex, IndexState
 
 CACHE_DIR = ".qualbench/index-cache"
-MAGIC = b"qualbench-index-cache 2\n"
+MAGIC = b"qualbench-index-cache 3\n"
 SUFFIX = ".idx"
-# The archive member holding the JSON document; every other member is one array.
-DOCUMENT_MEMBER = "document.json"
-# A zip local file header: signature, fixed fields, then name and extra field.
-LOCAL_HEADER_SIGNATURE = b"PK\x03\x04"
-LOCAL_HEADER_BYTES = 30
-# A .npy file's magic string and version bytes.
-NPY_MAGIC_BYTES = 8
+ARRAYS_SUFFIX = ".arrays"
+# Array files are numbered: no name a manifest holds can reach outside its directory.
+ARRAY_FILE = re.compile(r"[0-9]{1,6}\.npy")
 # The JSON header line is a key and two numbers: far shorter than this.
 MAX_HEADER_BYTES = 4096
+# How much of an array file's start may be its .npy header (numpy writes 64-byte multiples).
+MAX_NPY_HEADER_BYTES = 65536
 
 
 @dataclass(frozen=True)
@@ -97,42 +103,19 @@ def texts_key(purpose: str, texts: Sequence[str]) -> str:
     return digest.hexdigest()
 
 
-def encode_state(state: IndexState) -> bytes:
-    """The state as an uncompressed .npz archive: one .npy per array, plus the JSON document.
-
-    TypeError when the document holds what JSON cannot, or an array is of objects.
-    """
-    import numpy as np
-
-    document = json.dumps(state.document, allow_nan=False).encode("utf-8")
-    arrays = {}
-    for name, array in state.arrays.items():
-        if name == DOCUMENT_MEMBER or array.dtype.hasobject:
-            raise TypeError(f"index array {name!r} cannot be stored as data only")
-        arrays[name] = array
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:
-        archive.writestr(DOCUMENT_MEMBER, document)
-        for name, array in arrays.items():
-            with archive.open(f"{name}.npy", "w", force_zip64=True) as member:
-                np.lib.format.write_array(member, np.ascontiguousarray(array), allow_pickle=False)
-    return buffer.getvalue()
+def encode_entry(key: str, body: bytes) -> bytes:
+    """A manifest: magic line, JSON header line (key, body length and SHA-256), then the body."""
+    header = {"key": key, "bytes": len(body), "sha256": hashlib.sha256(body).hexdigest()}
+    return MAGIC + json.dumps(header, sort_keys=True).encode("ascii") + b"\n" + body
 
 
-def encode_entry(key: str, payload: bytes) -> bytes:
-    """Magic line, JSON header line (key, payload length and SHA-256), then the payload."""
-    header = {"key": key, "bytes": len(payload), "sha256": hashlib.sha256(payload).hexdigest()}
-    return MAGIC + json.dumps(header, sort_keys=True).encode("ascii") + b"\n" + payload
+def arrays_directory(name: str, key: str) -> str:
+    """The directory holding the arrays of `name`'s index for `key` (hex: any key is a safe name)."""
+    return f"{name}.{hashlib.sha256(key.encode('utf-8')).hexdigest()[:32]}{ARRAYS_SUFFIX}"
 
 
-def read_entry(stream: io.BufferedReader, key: str) -> tuple[IndexState | None, str]:
-    """The state in an open cache file when magic, key, length and checksum match; else None, why.
-
-    One pass in file order, hashing as it reads: each array is read straight into
-    its own memory, never into a buffer of the whole file first (at 10^5 chunks
-    that buffer and the copies out of it, 480 MB and 300 MB of fresh pages, took
-    most of a load). Nothing read is used unless the SHA-256 of the payload matches.
-    """
+def read_manifest(stream: IO[bytes], key: str) -> tuple[Any, str]:
+    """The decoded body of an open manifest when magic, key, length and checksum match; else None, why."""
     if stream.read(len(MAGIC)) != MAGIC:
         return None, "corrupt"
     line = stream.readline(MAX_HEADER_BYTES)
@@ -144,107 +127,124 @@ def read_entry(stream: io.BufferedReader, key: str) -> tuple[IndexState | None, 
         return None, "corrupt"
     if header.get("key") != key:
         return None, "stale"
-    start = stream.tell()
-    if header.get("bytes") != os.fstat(stream.fileno()).st_size - start:
+    length = header.get("bytes")
+    if not isinstance(length, int) or length < 0:
         return None, "corrupt"
-    digest = hashlib.sha256()
+    # One byte more than declared: a longer file is as corrupt as a shorter one.
+    body = stream.read(length + 1)
+    if len(body) != length or header.get("sha256") != hashlib.sha256(body).hexdigest():
+        return None, "corrupt"
     try:
-        state = _read_archive(stream, start, digest)
-    except (ValueError, KeyError, TypeError, EOFError, MemoryError, zipfile.BadZipFile):
-        # A malformed archive (an array header may even claim more memory than there is).
+        return json.loads(body), "hit"
+    except ValueError:
         return None, "corrupt"
-    if header.get("sha256") != digest.hexdigest():
-        return None, "corrupt"
-    return state, "hit"
 
 
-def _read_archive(stream: io.BufferedReader, start: int, digest: Any) -> IndexState:
-    """The archive behind the header, every byte of it fed to `digest` in file order.
+def mapped_state(directory: Path, body: Any) -> IndexState:
+    """The state a manifest body describes, each array mapped from its file once its SHA-256 matches.
 
-    zipfile reads only the directory at the end (it finds an archive behind other
-    bytes by its end record); members are then read in place, uncompressed as written.
+    ValueError (or OSError) when the body is not a manifest's or an array file differs from it.
     """
-    with zipfile.ZipFile(stream) as archive:
-        members = sorted(archive.infolist(), key=lambda info: info.header_offset)
-    stream.seek(start)
-    arrays: dict[str, Any] = {}
-    document: Any = None
-    for info in members:
-        if info.compress_type != zipfile.ZIP_STORED or info.compress_size != info.file_size:
-            raise ValueError(f"archive member {info.filename!r} is not stored as written")
-        if info.header_offset < stream.tell():
-            raise ValueError(f"archive member {info.filename!r} overlaps another")
-        # A gap, the local header (PKWARE APPNOTE 4.3.7), its name and extra field.
-        digest.update(_read_exactly(stream, info.header_offset - stream.tell()))
-        local = _read_exactly(stream, LOCAL_HEADER_BYTES)
-        if local[:4] != LOCAL_HEADER_SIGNATURE:
-            raise ValueError(f"archive member {info.filename!r} has no local header")
-        name_bytes, extra_bytes = struct.unpack_from("<HH", local, 26)
-        digest.update(local + _read_exactly(stream, name_bytes + extra_bytes))
-        if info.filename == DOCUMENT_MEMBER:
-            text = _read_exactly(stream, info.file_size)
-            digest.update(text)
-            document = json.loads(text)
-        elif info.filename.endswith(".npy"):
-            arrays[info.filename[: -len(".npy")]] = _read_npy(stream, info.file_size, digest)
-        else:
-            raise ValueError(f"unexpected archive member {info.filename!r}")
-    digest.update(stream.read())  # the directory and the end record
-    if not isinstance(document, dict):
-        raise ValueError("the archive holds no JSON document object")
+    if not isinstance(body, dict) or set(body) != {"arrays", "document"}:
+        raise ValueError("the manifest body is not an index's")
+    document, table = body["document"], body["arrays"]
+    if not isinstance(document, dict) or not isinstance(table, dict):
+        raise ValueError("the manifest body is not an index's")
+    arrays = {name: _mapped_array(directory, entry) for name, entry in table.items()}
     return IndexState(arrays=arrays, document=document)
 
 
-def _read_npy(stream: io.BufferedReader, size: int, digest: Any) -> Any:
-    """The array of a `size`-byte .npy member, read into its own memory; never of objects."""
+def _mapped_array(directory: Path, entry: Any) -> Any:
+    """One array, a read-only view of its file's mapping; never of objects."""
+    if not isinstance(entry, dict) or not ARRAY_FILE.fullmatch(str(entry.get("file"))):
+        raise ValueError("an array entry names no array file")
+    with _open_regular(directory / entry["file"]) as stream:
+        size = os.fstat(stream.fileno()).st_size
+        if size != entry.get("bytes") or size == 0:
+            raise ValueError(f"array file {entry['file']} is not the size its manifest says")
+        mapped = mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ)
+    # The hash reads the very pages the array is served from: nothing can differ in between.
+    if hashlib.sha256(mapped).hexdigest() != entry.get("sha256"):
+        raise ValueError(f"array file {entry['file']} does not match its checksum")
+    return _npy_view(mapped)
+
+
+def _npy_view(mapped: mmap.mmap) -> Any:
+    """The array of a mapped .npy file, parsed by numpy's own header readers, as a view of the map.
+
+    Not `np.load(mmap_mode="r")`: that opens the path again, and the file found
+    there need not be the one whose bytes were just hashed.
+    """
+    import io
+
     import numpy as np
 
-    magic = _read_exactly(stream, NPY_MAGIC_BYTES)
-    version = np.lib.format.read_magic(io.BytesIO(magic))
-    if version not in ((1, 0), (2, 0), (3, 0)):
-        raise ValueError(f"unsupported .npy version {version}")
-    length = _read_exactly(stream, 2 if version == (1, 0) else 4)
-    header = magic + length + _read_exactly(stream, int.from_bytes(length, "little"))
-    digest.update(header)
-    fields = io.BytesIO(header)
-    np.lib.format.read_magic(fields)
+    header = io.BytesIO(mapped[:MAX_NPY_HEADER_BYTES])
+    version = np.lib.format.read_magic(header)
     if version == (1, 0):
-        shape, fortran_order, dtype = np.lib.format.read_array_header_1_0(fields)
+        shape, fortran_order, dtype = np.lib.format.read_array_header_1_0(header)
+    elif version == (2, 0):
+        shape, fortran_order, dtype = np.lib.format.read_array_header_2_0(header)
     else:
-        shape, fortran_order, dtype = np.lib.format.read_array_header_2_0(fields)
+        raise ValueError(f"unsupported .npy version {version}")
     if dtype.hasobject or fortran_order:
         raise ValueError("an array of objects or in Fortran order is not what the cache writes")
-    count = math.prod(shape)
-    if len(header) + count * dtype.itemsize != size:
+    count = 1
+    for length in shape:
+        count *= length
+    offset = header.tell()
+    if offset + count * dtype.itemsize != len(mapped):
         raise ValueError("an array's bytes do not match its shape")
-    array = np.empty(count, dtype=dtype)
-    target = array.view(np.uint8).data
-    if stream.readinto(target) != len(target):
-        raise EOFError("the archive ends inside an array")
-    digest.update(target)
-    return array.reshape(shape)
+    if count == 0:
+        return np.empty(shape, dtype=dtype)
+    return np.frombuffer(mapped, dtype=dtype, count=count, offset=offset).reshape(shape)
 
 
-def _read_exactly(stream: io.BufferedReader, size: int) -> bytes:
-    if size < 0:
-        raise ValueError("archive members out of order")
-    data = stream.read(size)
-    if len(data) != size:
-        raise EOFError("the file ends early")
-    return data
+def _open_regular(path: Path) -> IO[bytes]:
+    """`path` opened for reading, if it is a regular file: a planted FIFO must not block a load."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        os.close(descriptor)
+        raise IsADirectoryError(f"{path} is not a regular file")
+    return os.fdopen(descriptor, "rb")
+
+
+class _HashingWriter:
+    """A file's write() that also feeds a SHA-256 and counts bytes: the checksum costs no re-read."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self.stream = stream
+        self.digest = hashlib.sha256()
+        self.size = 0
+
+    def write(self, data: bytes) -> int:
+        self.digest.update(data)
+        self.size += len(data)
+        return self.stream.write(data)
+
+
+def _write_array(path: Path, array: Any) -> dict[str, Any]:
+    """Write one .npy file; its manifest entry (file, bytes, sha256)."""
+    import numpy as np
+
+    with path.open("xb") as stream:
+        writer = _HashingWriter(stream)
+        np.lib.format.write_array(writer, np.ascontiguousarray(array), allow_pickle=False)
+    return {"file": path.name, "bytes": writer.size, "sha256": writer.digest.hexdigest()}
 
 
 @dataclass(frozen=True)
 class IndexCache:
-    """The cache directory; one file per content type, overwritten when its key changes."""
+    """The cache directory; per name a manifest and its arrays, replaced when the key changes."""
 
     directory: Path
 
     def path(self, name: str) -> Path:
+        """The manifest of `name`'s index."""
         return self.directory / f"{name}{SUFFIX}"
 
     def load(self, content_type: str, key: str, engine: Any) -> Loaded:
-        """`engine` (new, not yet indexed) restored from the file for `key`, or why not.
+        """`engine` (new, not yet indexed) restored from the cache for `key`, or why not.
 
         On any status but "hit" the engine may hold part of a restore: index it
         afresh, or make a new one.
@@ -264,12 +264,18 @@ class IndexCache:
     def load_state(self, name: str, key: str) -> tuple[IndexState | None, str]:
         """The state stored under `name` for `key`, or None and why not (see `Loaded`)."""
         try:
-            with self.path(name).open("rb") as stream:
-                return read_entry(stream, key)
+            with _open_regular(self.path(name)) as stream:
+                body, status = read_manifest(stream, key)
+            if body is None:
+                return None, status
+            return mapped_state(self.directory / arrays_directory(name, key), body), "hit"
         except FileNotFoundError:
-            return None, "missing"
-        except OSError:
-            # A directory, a dangling or looping link, no permission: not a cache file.
+            if not self.path(name).exists():
+                return None, "missing"
+            return None, "corrupt"
+        except (OSError, ValueError, TypeError, EOFError, MemoryError):
+            # A directory, a dangling or looping link, no permission, an array file
+            # missing or altered, a header claiming more memory than there is.
             return None, "corrupt"
 
     def store(self, content_type: str, key: str, engine: Any) -> bool:
@@ -279,30 +285,76 @@ class IndexCache:
         return self.store_state(content_type, key, engine.index_state())
 
     def store_state(self, name: str, key: str, state: IndexState) -> bool:
-        """Write the state atomically under `name`; False when it cannot be stored as data.
+        """Write the state under `name`, replacing what was there whole; False when it is not data.
 
-        A crash leaves the old file or the new one, never half of one. Whatever
-        occupies the path (a planted directory, a link) is replaced, not followed.
+        A crash leaves the old index or the new one, never half of one. Whatever
+        occupies the paths (a planted directory, a link) is replaced, not followed.
         """
         try:
-            payload = encode_state(state)
+            document = json.dumps(state.document, allow_nan=False)
         except (TypeError, ValueError):
             # Entry metadata JSON cannot hold (a set, NaN): this index is not cached.
             return False
-        data = encode_entry(key, payload)
+        if any(
+            getattr(array, "dtype", None) is None or array.dtype.hasobject
+            for array in state.arrays.values()
+        ):
+            return False
         self.directory.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=self.directory, prefix=".", suffix=".tmp")
+        staging = Path(tempfile.mkdtemp(dir=self.directory, prefix=f".{name}.", suffix=".tmp"))
+        target = self.directory / arrays_directory(name, key)
         try:
-            with os.fdopen(handle, "wb") as stream:
-                stream.write(data)
-            target = self.path(name)
-            if target.is_dir() and not target.is_symlink():
-                shutil.rmtree(target)
-            os.replace(temporary, target)
+            table = {
+                array_name: _write_array(staging / f"{number}.npy", array)
+                for number, (array_name, array) in enumerate(state.arrays.items())
+            }
+            body = (
+                '{"arrays": '
+                + json.dumps(table, sort_keys=True)
+                + ', "document": '
+                + document
+                + "}"
+            )
+            _clear(target)
+            os.rename(staging, target)
+            _write_atomically(self.path(name), encode_entry(key, body.encode("utf-8")))
+        except FileExistsError:
+            # Another run stored the same key between our clear and rename: its index stands.
+            shutil.rmtree(staging, ignore_errors=True)
+            return False
         except BaseException:
-            Path(temporary).unlink(missing_ok=True)
+            shutil.rmtree(staging, ignore_errors=True)
             raise
+        self._remove_other_arrays(name, keep=target.name)
         return True
+
+    def _remove_other_arrays(self, name: str, keep: str) -> None:
+        """Array directories of `name` no manifest names any more (a run mapping one keeps its pages)."""
+        pattern = re.compile(re.escape(name) + r"\.[0-9a-f]{32}" + re.escape(ARRAYS_SUFFIX))
+        for path in self.directory.iterdir():
+            if path.name != keep and pattern.fullmatch(path.name):
+                _clear(path)
+
+
+def _clear(path: Path) -> None:
+    """Remove whatever is at `path` (a directory tree, a file or a link, never its target)."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        path.unlink(missing_ok=True)
+
+
+def _write_atomically(target: Path, data: bytes) -> None:
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=".", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+        if target.is_dir() and not target.is_symlink():
+            shutil.rmtree(target)
+        os.replace(temporary, target)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,10 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import pickle
 import subprocess
 import sys
-import zipfile
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -27,14 +27,13 @@ from pytest_qualbench.engine import Engine
 from pytest_qualbench.engine.types import ALL_KINDS
 from pytest_qualbench.fixtures.schema import Entry
 from pytest_qualbench.index_cache import (
-    DOCUMENT_MEMBER,
     MAGIC,
     IndexCache,
     Loaded,
+    arrays_directory,
     cache_key,
     code_fingerprint,
     encode_entry,
-    encode_state,
 )
 
 HASH = "sha256:" + "0" * 64
@@ -142,21 +141,19 @@ def test_a_different_key_is_stale_and_not_loaded(tmp_path: Path, engine: Engine)
 @pytest.mark.parametrize(
     "damage",
     [
-        pytest.param(lambda data: data[:-1], id="truncated payload"),
+        pytest.param(lambda data: data[:-1], id="truncated body"),
+        pytest.param(lambda data: data + b" ", id="a byte past the body"),
         pytest.param(lambda data: data[: len(MAGIC) + 10], id="truncated header"),
         pytest.param(lambda data: data[:-5] + bytes([data[-5] ^ 1]) + data[-4:], id="flipped bit"),
         pytest.param(lambda data: b"garbage" + data, id="bad magic"),
         pytest.param(lambda data: MAGIC + b"[1, 2]\n" + b"payload", id="header not an object"),
         pytest.param(lambda data: MAGIC + b"{not json\n", id="header not JSON"),
         pytest.param(lambda data: b"", id="empty file"),
-        pytest.param(
-            lambda data: encode_entry("k", data.split(b"\n", 2)[2][:-100]),
-            id="truncated archive behind a matching checksum",
-        ),
-        pytest.param(lambda data: encode_entry("k", b"PK\x03\x04 not a zip"), id="not an archive"),
+        pytest.param(lambda data: encode_entry("k", b"{not json"), id="body not JSON"),
+        pytest.param(lambda data: encode_entry("k", b"[]"), id="body not a manifest"),
     ],
 )
-def test_damaged_files_are_corrupt_and_rebuilt(
+def test_damaged_manifests_are_corrupt_and_rebuilt(
     tmp_path: Path, engine: Engine, damage: Callable[[bytes], bytes]
 ) -> None:
     cache = IndexCache(tmp_path)
@@ -168,12 +165,72 @@ def test_damaged_files_are_corrupt_and_rebuilt(
     assert cache.load("markdown", "k", Engine()).status == "hit"
 
 
+def array_files(cache: IndexCache, key: str) -> list[Path]:
+    return sorted((cache.directory / arrays_directory("markdown", key)).iterdir())
+
+
+def flip_last_byte(path: Path) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
+
+
+def swap_first_two(path: Path) -> None:
+    first, second = sorted(path.parent.iterdir())[:2]
+    data = first.read_bytes()
+    first.write_bytes(second.read_bytes())
+    second.write_bytes(data)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(lambda path: path.write_bytes(path.read_bytes()[:-1]), id="truncated array"),
+        pytest.param(flip_last_byte, id="flipped array byte"),
+        pytest.param(swap_first_two, id="two array files swapped"),
+        pytest.param(lambda path: path.unlink(), id="array file missing"),
+        pytest.param(lambda path: (path.unlink(), os.mkfifo(path)), id="a FIFO in its place"),
+        pytest.param(lambda path: (path.unlink(), path.mkdir()), id="a directory in its place"),
+    ],
+)
+def test_damaged_arrays_are_corrupt_and_rebuilt(
+    tmp_path: Path, engine: Engine, damage: Callable[[Path], object]
+) -> None:
+    cache = IndexCache(tmp_path)
+    cache.store("markdown", "k", engine)
+    damage(array_files(cache, "k")[0])
+    assert cache.load("markdown", "k", Engine()) == Loaded(None, "corrupt")
+    assert cache.store("markdown", "k", engine)
+    assert cache.load("markdown", "k", Engine()).status == "hit"
+
+
+def plant_manifest(cache: IndexCache, key: str, document: object, files: dict[str, bytes]) -> None:
+    """A manifest whose every checksum matches what it names: only the content can refuse it."""
+    directory = cache.directory / arrays_directory("markdown", key)
+    directory.mkdir(parents=True)
+    table = {}
+    for number, (name, data) in enumerate(files.items()):
+        (directory / f"{number}.npy").write_bytes(data)
+        table[name] = {
+            "file": f"{number}.npy",
+            "bytes": len(data),
+            "sha256": hashlib.sha256(data).hexdigest(),
+        }
+    body = json.dumps({"arrays": table, "document": document}).encode()
+    cache.path("markdown").write_bytes(encode_entry(key, body))
+
+
+def npy_bytes(array: np.ndarray, allow_pickle: bool = False) -> bytes:
+    stream = io.BytesIO()
+    np.lib.format.write_array(stream, array, allow_pickle=allow_pickle)
+    return stream.getvalue()
+
+
 def test_a_planted_pickle_is_never_unpickled(tmp_path: Path, engine: Engine) -> None:
     marker = tmp_path / "pwned"
     payload = live_pickle(marker)
     cache = IndexCache(tmp_path / "cache")
     cache.directory.mkdir()
-    # The previous format (a pickle behind a header the file declares itself) and the
+    # The first format (a pickle behind a header the file declares itself) and the
     # current magic with a self-consistent header: both checksums match the payload.
     old_magic = b"qualbench-index-cache 1\n"
     for data in (old_magic + encode_entry("k", payload)[len(MAGIC) :], encode_entry("k", payload)):
@@ -189,22 +246,26 @@ def test_a_planted_object_array_is_never_unpickled(tmp_path: Path, engine: Engin
     marker = tmp_path / "pwned"
     live_pickle(marker)
     state = engine.index_state()
-    archive = io.BytesIO()
-    with zipfile.ZipFile(archive, "w") as planted:
-        planted.writestr(DOCUMENT_MEMBER, json.dumps(dict(state.document)))
-        for name, array in state.arrays.items():
-            if name != "trigram.keys":
-                with planted.open(f"{name}.npy", "w") as member:
-                    np.lib.format.write_array(member, array)
-        # An object array is a pickle inside the .npy format.
-        objects = np.array([Plant(marker)], dtype=object)
-        with planted.open("trigram.keys.npy", "w") as member:
-            np.lib.format.write_array(member, objects, allow_pickle=True)
+    files = {name: npy_bytes(array) for name, array in state.arrays.items()}
+    # An object array is a pickle inside the .npy format.
+    files["trigram.keys"] = npy_bytes(np.array([Plant(marker)], dtype=object), allow_pickle=True)
     cache = IndexCache(tmp_path / "cache")
-    cache.directory.mkdir()
-    cache.path("markdown").write_bytes(encode_entry("k", archive.getvalue()))
+    plant_manifest(cache, "k", dict(state.document), files)
     assert cache.load("markdown", "k", Engine()) == Loaded(None, "corrupt")
     assert not marker.exists()
+
+
+@pytest.mark.parametrize("file", ["../escape.npy", "/etc/passwd", "0.npy/..", None])
+def test_a_manifest_naming_a_file_outside_its_directory_is_corrupt(
+    tmp_path: Path, engine: Engine, file: str | None
+) -> None:
+    cache = IndexCache(tmp_path / "cache")
+    cache.store("markdown", "k", engine)
+    text = cache.path("markdown").read_bytes().split(b"\n", 2)[2]
+    body = json.loads(text)
+    next(iter(body["arrays"].values()))["file"] = file
+    cache.path("markdown").write_bytes(encode_entry("k", json.dumps(body).encode()))
+    assert cache.load("markdown", "k", Engine()) == Loaded(None, "corrupt")
 
 
 def test_a_directory_in_place_of_the_file_is_corrupt_and_replaced(
@@ -229,35 +290,51 @@ def test_a_directory_in_place_of_the_file_is_corrupt_and_replaced(
         pytest.param("chunks.text", np.frombuffer(b"\xff\xfe", np.uint8), id="texts not UTF-8"),
     ],
 )
-def test_well_formed_archives_of_a_wrong_index_are_corrupt(
+def test_intact_files_of_a_wrong_index_are_corrupt(
     tmp_path: Path, engine: Engine, name: str, array: np.ndarray
 ) -> None:
     state = engine.index_state()
     damaged = replace(state, arrays={**state.arrays, name: array})
     cache = IndexCache(tmp_path)
-    cache.directory.mkdir(exist_ok=True)
-    cache.path("markdown").write_bytes(encode_entry("k", encode_state(damaged)))
+    assert cache.store_state("markdown", "k", damaged)
     assert cache.load("markdown", "k", Engine()) == Loaded(None, "corrupt")
 
 
-def test_file_layout_is_magic_header_and_a_data_only_archive(
-    tmp_path: Path, engine: Engine
-) -> None:
+def test_layout_is_a_manifest_and_one_npy_file_per_array(tmp_path: Path, engine: Engine) -> None:
     cache = IndexCache(tmp_path)
     cache.store("markdown", "the-key", engine)
-    magic, header, payload = cache.path("markdown").read_bytes().split(b"\n", 2)
+    magic, header, body = cache.path("markdown").read_bytes().split(b"\n", 2)
     assert magic + b"\n" == MAGIC
     assert json.loads(header) == {
         "key": "the-key",
-        "bytes": len(payload),
-        "sha256": hashlib.sha256(payload).hexdigest(),
+        "bytes": len(body),
+        "sha256": hashlib.sha256(body).hexdigest(),
     }
-    members = zipfile.ZipFile(io.BytesIO(payload)).namelist()
-    assert DOCUMENT_MEMBER in members
-    assert all(name == DOCUMENT_MEMBER or name.endswith(".npy") for name in members)
+    manifest = json.loads(body)
+    assert manifest["document"] == json.loads(json.dumps(dict(engine.index_state().document)))
+    directory = cache.directory / arrays_directory("markdown", "the-key")
+    for name, entry in manifest["arrays"].items():
+        data = (directory / entry["file"]).read_bytes()
+        assert entry == {
+            "file": entry["file"],
+            "bytes": len(data),
+            "sha256": hashlib.sha256(data).hexdigest(),
+        }
+        stored = np.load(directory / entry["file"], allow_pickle=False)
+        assert np.array_equal(stored, engine.index_state().arrays[name])
     loaded, _ = cache.load_state("markdown", "the-key")
     assert loaded is not None
     assert set(loaded.arrays) == set(engine.index_state().arrays)
+
+
+def test_loaded_arrays_are_read_only_views_of_the_files(tmp_path: Path, engine: Engine) -> None:
+    cache = IndexCache(tmp_path)
+    cache.store("markdown", "k", engine)
+    loaded, _ = cache.load_state("markdown", "k")
+    assert loaded is not None
+    for array in loaded.arrays.values():
+        assert not array.flags.writeable
+        assert array.size == 0 or array.base is not None
 
 
 def test_store_replaces_atomically_and_leaves_no_temporary_files(
@@ -266,9 +343,24 @@ def test_store_replaces_atomically_and_leaves_no_temporary_files(
     cache = IndexCache(tmp_path / "nested" / "cache")
     cache.store("markdown", "one", engine)
     cache.store("markdown", "two", engine)
-    assert sorted(path.name for path in cache.directory.iterdir()) == ["markdown.idx"]
+    assert sorted(path.name for path in cache.directory.iterdir()) == sorted(
+        ["markdown.idx", arrays_directory("markdown", "two")]
+    )
     assert cache.load("markdown", "two", Engine()).status == "hit"
     assert cache.load("markdown", "one", Engine()).status == "stale"
+
+
+def test_a_mapped_index_keeps_answering_after_another_run_replaces_the_cache(
+    tmp_path: Path, engine: Engine
+) -> None:
+    cache = IndexCache(tmp_path)
+    cache.store("markdown", "one", engine)
+    loaded = cache.load("markdown", "one", Engine()).engine
+    other = Engine(k1=1.5)
+    other.index(entries())
+    cache.store("markdown", "two", other)
+    for query in QUERIES:
+        assert loaded.search(query, kinds=ALL_KINDS) == engine.search(query, kinds=ALL_KINDS)
 
 
 RESTORED_RUN = """
@@ -323,6 +415,5 @@ def test_chunk_columns_that_cannot_be_the_chunks_are_corrupt(
         state, document={**state.document, "chunks": damage(state.document["chunks"])}
     )
     cache = IndexCache(tmp_path)
-    cache.directory.mkdir(exist_ok=True)
-    cache.path("markdown").write_bytes(encode_entry("k", encode_state(damaged)))
+    assert cache.store_state("markdown", "k", damaged)
     assert cache.load("markdown", "k", Engine()) == Loaded(None, "corrupt")

@@ -84,9 +84,12 @@ def text_arrays(texts: Sequence[str]) -> dict[str, npt.NDArray[Any]]:
 def texts_of(arrays: Mapping[str, Any]) -> list[str]:
     """The texts `text_arrays` stored; ValueError when the arrays are not theirs."""
     joined_bytes, ends = _array(arrays, "chunks.text"), _array(arrays, "chunks.text_ends")
-    if joined_bytes.dtype != np.uint8 or ends.dtype != np.int64 or ends.ndim != 1:
+    if joined_bytes.dtype != np.uint8 or joined_bytes.ndim != 1 or ends.dtype != np.int64:
         raise ValueError("the chunk text arrays have the wrong types")
-    joined = joined_bytes.tobytes().decode("utf-8", "surrogatepass")
+    if ends.ndim != 1:
+        raise ValueError("the chunk text arrays have the wrong types")
+    # Decoded straight from the array's buffer (a mapped cache file): no copy into bytes first.
+    joined = str(np.ascontiguousarray(joined_bytes).data, "utf-8", "surrogatepass")
     bounds = [0, *ends.tolist()]
     if bounds[-1] != len(joined) or any(end < start for start, end in itertools.pairwise(bounds)):
         raise ValueError("the chunk text ends do not span the texts")
