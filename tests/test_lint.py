@@ -418,3 +418,28 @@ def test_cli_lint_asks_the_built_in_engine_about_negative_cases(
         "first from layer rrf(porter+trigram): 'Feature flags"
     )
     assert out[2] == "0 errors, 2 warnings in 1 file"
+
+
+@pytest.mark.parametrize(
+    ("xfail", "warned"),
+    [("rank 4", True), ({"reason": "rank 4", "checks": ["rank"]}, False)],
+)
+def test_an_xfail_naming_no_checks_is_a_warning(tmp_path: Path, xfail: Any, warned: bool) -> None:
+    entries = clean_entries()
+    entries[0]["cases"][0].update(expected_rank_ceiling=3, xfail=xfail)
+    expected = [
+        "case pt_001_q1: its xfail names no checks, so any of needles, rank, layer may fail and "
+        'it stays a known failure; list the ones it fails today ({"reason": ..., "checks": [...]})'
+    ]
+    found = messages(lint_fixture_set(load(tmp_path, ("a.jsonl", entries))))
+    assert found == (expected if warned else [])
+
+
+def test_a_bad_xfail_is_a_lint_error_naming_its_field(tmp_path: Path) -> None:
+    entries = clean_entries()
+    entries[0]["cases"][0]["xfail"] = {"reason": "r", "checks": ["rnak"]}
+    found = messages(lint_fixture_set(load(tmp_path, ("a.jsonl", entries))), ERROR)
+    assert found == [
+        "cases[0].xfail.checks[0]: unknown check 'rnak'; expected one of needles, rank, layer, "
+        "negative"
+    ]

@@ -219,6 +219,17 @@ def _case_findings(entries: Sequence[Entry]) -> list[LintFinding]:
                         f"document rank close together (use 0 or {MIN_JSON_RANK_CEILING}+)",
                     )
                 )
+            if case.xfail is not None and not case.xfail.checks and len(case.checks) > 1:
+                findings.append(
+                    LintFinding(
+                        entry.path,
+                        entry.line,
+                        WARNING,
+                        f"case {case.case_id}: its xfail names no checks, so any of "
+                        f"{', '.join(case.checks)} may fail and it stays a known failure; "
+                        'list the ones it fails today ({"reason": ..., "checks": [...]})',
+                    )
+                )
             if not _follows_case_id_convention(case):
                 expected = f"{case.entry_id}_q_neg" if case.is_negative else f"{case.entry_id}_q<N>"
                 findings.append(

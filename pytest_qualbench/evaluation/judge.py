@@ -21,9 +21,8 @@ from pytest_qualbench.evaluation.metrics import (
     negative_case_metrics,
     positive_case_metrics,
 )
-from pytest_qualbench.fixtures.schema import Case
+from pytest_qualbench.fixtures.schema import CHECKS, Case
 
-CHECKS = ("needles", "rank", "layer", "negative")
 TOP_RESULTS_SHOWN = 5
 SNIPPET_CHARS = 160
 

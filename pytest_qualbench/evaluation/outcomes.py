@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from pytest_qualbench.evaluation.judge import CHECKS, CaseRecord
+from pytest_qualbench.evaluation.judge import CaseRecord
+from pytest_qualbench.fixtures.schema import CHECKS
 
 # How a needle is marked in a one-line snippet, wherever a terminal shows results.
 NEEDLE_OPEN = ">>>"

@@ -16,9 +16,15 @@ from typing import Any
 
 from pytest_qualbench.engine.types import ALL_KINDS, Chunk, SearchEngine
 from pytest_qualbench.evaluation.deadline import call_within
-from pytest_qualbench.evaluation.judge import CHECKS, CaseRecord, judge
+from pytest_qualbench.evaluation.judge import CaseRecord, judge
 from pytest_qualbench.evaluation.substrings import SubstringIndex, cached_substring_index
-from pytest_qualbench.fixtures.schema import BUILTIN_VOCABULARY, Case, FixtureSet, Vocabulary
+from pytest_qualbench.fixtures.schema import (
+    BUILTIN_VOCABULARY,
+    CHECKS,
+    Case,
+    FixtureSet,
+    Vocabulary,
+)
 from pytest_qualbench.index_cache import IndexCache, Indexed, load_or_index
 
 DEFAULT_ENGINE = "pytest_qualbench.engine:Engine"

@@ -16,6 +16,7 @@ from _pytest._code.code import ReprFileLocation, TerminalRepr
 from _pytest._io import TerminalWriter
 
 from pytest_qualbench.evaluation.judge import CaseRecord
+from pytest_qualbench.evaluation.known_failures import declared_checks, undeclared_failures
 from pytest_qualbench.evaluation.outcomes import check_outcomes, failure_reason, marked
 from pytest_qualbench.evaluation.runner import IndexingFailed
 from pytest_qualbench.fixtures.schema import Case
@@ -50,7 +51,7 @@ class CaseFailureRepr(TerminalRepr):
 
 def case_failure(record: CaseRecord, case: Case) -> CaseFailureRepr:
     """The failed checks first, then the case, each check's outcome and the top results."""
-    reason = failure_reason(record)
+    reason = failure_reason(record) + _not_as_declared(record, case)
     lines = [
         Line(reason, {"red": True, "bold": True}),
         Line(f"case:      {record.case_id} [{record.content_type}] {case.path}:{case.line}"),
@@ -66,6 +67,22 @@ def case_failure(record: CaseRecord, case: Case) -> CaseFailureRepr:
         )
     lines += _top_results(record)
     return CaseFailureRepr(lines, ReprFileLocation(case.path, case.line, reason))
+
+
+def _not_as_declared(record: CaseRecord, case: Case) -> str:
+    """For a known failure that failed otherwise: which checks its xfail does not name."""
+    if case.xfail is None:
+        return ""
+    undeclared = dict.fromkeys(
+        failure.type for failure in undeclared_failures(record, case, case.xfail)
+    )
+    if not undeclared:
+        return ""
+    declared = ", ".join(declared_checks(case, case.xfail))
+    return (
+        f" (known failure, but {', '.join(undeclared)} failed too: its xfail declares "
+        f"{declared} only, {case.xfail.reason!r})"
+    )
 
 
 def _top_results(record: CaseRecord) -> list[Line]:

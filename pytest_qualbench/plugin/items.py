@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_qualbench.evaluation.judge import CaseRecord, error_record
+from pytest_qualbench.evaluation.known_failures import is_strict, undeclared_failures
 from pytest_qualbench.evaluation.runner import BenchRun
 from pytest_qualbench.fixtures.schema import Case, FixtureError
 from pytest_qualbench.plugin.failures import case_failure, engine_failure
@@ -41,6 +42,14 @@ class CaseFailed(Exception):
         self.record = record
 
 
+class KnownCaseFailure(CaseFailed):
+    """A case with `xfail` that failed only the checks it declares: pytest's xfailed.
+
+    Its xfail mark takes only this exception (`raises=`), so an undeclared failure
+    or an engine error fails the item as usual.
+    """
+
+
 class QualbenchFile(pytest.File):
     """One JSONL fixture file of the session's fixture set."""
 
@@ -62,6 +71,15 @@ class QualbenchFile(pytest.File):
                 item = CaseItem.from_parent(self, name=case.case_id, case=case)
                 item.add_marker(marks["qualbench"])
                 item.add_marker(marks[case.content_type])
+                if case.xfail is not None:
+                    strict = is_strict(case, case.xfail, bench_run.checks, bench_run.vocabulary)
+                    item.add_marker(
+                        pytest.mark.xfail(
+                            reason=f"known failure: {case.xfail.reason}",
+                            strict=strict,
+                            raises=KnownCaseFailure,
+                        )
+                    )
                 yield item
 
 
@@ -103,6 +121,9 @@ class CaseItem(pytest.Item):
             if self.record is not None:
                 self.user_properties.extend(junit_properties(self.record))
         if not self.record.passed:
+            xfail = self.case.xfail
+            if xfail is not None and not undeclared_failures(self.record, self.case, xfail):
+                raise KnownCaseFailure(self.record)
             raise CaseFailed(self.record)
 
     def repr_failure(

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from pytest_qualbench.evaluation.judge import CHECKS, parse_checks
+from pytest_qualbench.evaluation.judge import parse_checks
 from pytest_qualbench.evaluation.runner import (
     DEFAULT_ENGINE,
     BenchRun,
@@ -23,6 +23,7 @@ from pytest_qualbench.evaluation.runner import (
 from pytest_qualbench.fixtures.discovery import discover_fixture_files
 from pytest_qualbench.fixtures.loading import load_fixture_set
 from pytest_qualbench.fixtures.schema import (
+    CHECKS,
     FixtureSet,
     Vocabulary,
 )
