@@ -79,6 +79,14 @@ def test_layers_label_who_found_a_result(engine: Fts5Engine) -> None:
     assert top.score == 1 / (60 + 1) + 1 / (60 + 1)
 
 
+def test_a_table_that_only_ors_its_way_to_a_result_is_left_out_of_its_label(
+    engine: Fts5Engine,
+) -> None:
+    # The porter table holds both stems in chunk a; the trigram table holds no chunk
+    # with 'connected' and 'pool', so its OR query ranks a through 'pool' alone.
+    assert [(r.source, r.layer) for r in engine.search("connected pool")] == [("bench-a", "porter")]
+
+
 def test_all_terms_first_then_any_term(engine: Fts5Engine) -> None:
     assert [r.source for r in engine.search("pool warm")] == ["bench-a"]
     assert {r.source for r in engine.search("pool idle")} == {"bench-a", "bench-b"}

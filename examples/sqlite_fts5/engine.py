@@ -116,18 +116,23 @@ class Fts5Engine:
             return []
         depth = max(limit, FUSION_DEPTH)
         trigram_terms = [term for term in terms if len(term) >= TRIGRAM_MIN_CHARS]
-        rankings = [
-            ("porter", self._ranking("porter", terms, wanted, depth)),
-            ("trigram", self._ranking("trigram", trigram_terms, wanted, depth)),
-        ]
-        return [self._result(item.doc, item.score, item.label) for item in fuse(rankings)[:limit]]
+        porter, porter_all = self._ranking("porter", terms, wanted, depth)
+        trigram, trigram_all = self._ranking("trigram", trigram_terms, wanted, depth)
+        # A table whose AND matched nothing (its OR ranking) matches none of its rows in
+        # full: a result is labeled with the tables that hold every term of it.
+        fused = fuse(
+            [("porter", porter), ("trigram", trigram)],
+            matched_in_full=(len(porter) if porter_all else 0, len(trigram) if trigram_all else 0),
+        )
+        return [self._result(item.doc, item.score, item.label) for item in fused[:limit]]
 
     def _ranking(
         self, layer: str, terms: Sequence[str], kinds: Sequence[str], depth: int
-    ) -> list[int]:
-        """Row ids by bm25() for all terms, or any term when no chunk holds them all."""
+    ) -> tuple[list[int], bool]:
+        """Row ids by bm25() for all terms, or any term when no chunk holds them all; and
+        whether they hold all terms."""
         if not terms:
-            return []
+            return [], False
         placeholders = ", ".join("?" for _ in kinds)
         # bm25() is lower for better matches; rowid (source, entry id, position order) breaks ties.
         sql = (
@@ -138,8 +143,8 @@ class Fts5Engine:
             expression = match_expression(terms, operator)
             rows = self._connection.execute(sql, (expression, *kinds, depth)).fetchall()
             if rows:
-                return [row_id for (row_id,) in rows]
-        return []
+                return [row_id for (row_id,) in rows], operator == "AND"
+        return [], False
 
     def _result(self, row_id: int, score: float, layer: str) -> Result:
         chunk = self._chunks[row_id]

@@ -113,6 +113,8 @@ class Engine:
                 "depth_per_layer": self.fusion_depth,
                 "trigram_weight": "1 up to trigram_full_weight_words words, then that / words",
                 "trigram_full_weight_words": self.trigram_full_weight_words,
+                "labels": "the layers matching the result in full (every term), else every"
+                " layer that ranked it",
             },
             "fuzzy": {
                 "library": "rapidfuzz Levenshtein",
@@ -314,11 +316,16 @@ class Engine:
         return self._visible_masks[wanted]
 
     def _ranked(self, query: str, visible: Mask, depth: int, limit: int) -> list[Ranked]:
-        """The best `limit` docs of both layers' rankings (each `depth` deep), fused."""
+        """The best `limit` docs of both layers' rankings (each `depth` deep), fused.
+
+        Each result is labeled with the layers that match it in full (every term):
+        `porter`, `trigram` or `rrf(porter+trigram)`; one neither does (the layers'
+        any-term fill) with every layer that ranked it.
+        """
         from pytest_qualbench.engine.fusion import fuse, trigram_weight
 
         assert self._porter is not None and self._trigram is not None
-        rankings = [
+        layers = [
             (self._porter.name, self._porter.search(query, visible, depth, fill_below=limit)),
             (self._trigram.name, self._trigram.search(query, visible, depth)),
         ]
@@ -326,7 +333,13 @@ class Engine:
         weights = (1.0, trigram_weight(words, self.trigram_full_weight_words))
         # Only the best `limit` of a fused list can reach the results: `search` keeps the
         # first `limit` distinct docs of at most two such lists, one after the other.
-        fused: list[Fused] = fuse(rankings, self.rrf_k, weights, limit)
+        fused: list[Fused] = fuse(
+            [(name, ranking.docs) for name, ranking in layers],
+            self.rrf_k,
+            weights,
+            limit,
+            matched_in_full=[ranking.matched_in_full for _, ranking in layers],
+        )
         return [Ranked(item.doc, item.score, item.label) for item in fused]
 
 

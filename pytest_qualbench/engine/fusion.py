@@ -32,7 +32,12 @@ def layer_label(layers: Sequence[str]) -> str:
 
 @dataclass(frozen=True)
 class Fused:
-    """A document's fused score and the layers that ranked it, in layer order."""
+    """A document's fused score and the layers that found it, in layer order.
+
+    A layer found a doc when it matched the doc in full (`fuse`'s `matched_in_full`);
+    a doc no layer matched in full came from the layers' any-term fill, and was
+    found by every layer that ranked it.
+    """
 
     doc: int
     score: float
@@ -48,6 +53,7 @@ def fuse(
     k: int = RRF_K,
     weights: Sequence[float] = (),
     limit: int | None = None,
+    matched_in_full: Sequence[int] = (),
 ) -> list[Fused]:
     """Sum each doc's RRF shares over the layers; ties keep doc-id (source, position) order.
 
@@ -55,6 +61,14 @@ def fuse(
     RRF; all 1 when not given); `limit` keeps only the best that many. The shares
     are added layer by layer from 0.0, as `rrf_contribution` sums them one at a
     time, so every score is that sum to the last bit.
+
+    `matched_in_full` says how many of each ranking's first docs match the query in
+    full (every term); the rest are its any-term fill. A doc is then labeled with
+    the layers that match it in full, and only a doc none does with every layer
+    that ranked it: a layer whose fill reaches a doc through one shared word has not
+    found what the query asks for (the fixture guide's "single-layer values are
+    correct when the other layer genuinely cannot match"). Not given, every ranked
+    doc counts as a full match.
     """
     columns = [np.asarray(ranking, dtype=np.int64) for _, ranking in rankings]
     docs, slot_of_row = np.unique(
@@ -62,6 +76,7 @@ def fuse(
     )
     scores = np.zeros(len(docs), dtype=np.float64)
     ranked_by = np.zeros((len(columns), len(docs)), dtype=bool)
+    matched_by = np.zeros((len(columns), len(docs)), dtype=bool)
     start = 0
     for position, column in enumerate(columns):
         weight = weights[position] if weights else 1.0
@@ -69,10 +84,15 @@ def fuse(
         ranks = np.arange(1, len(column) + 1, dtype=np.int64)
         scores[slots] += weight * (1.0 / (k + ranks))
         ranked_by[position, slots] = True
+        full = matched_in_full[position] if matched_in_full else len(column)
+        matched_by[position, slots[:full]] = True
         start += len(column)
-    order = np.lexsort((docs, -scores))[:limit].tolist()
+    order = np.lexsort((docs, -scores))[:limit]
+    # A doc some layer matches in full is found by those layers; any other by all that ranked it.
+    matched, ranked = matched_by[:, order], ranked_by[:, order]
+    found_by = np.where(matched.any(axis=0), matched, ranked)
     names = [layer for layer, _ in rankings]
-    flags = ranked_by[:, order].T.tolist()
+    flags = found_by.T.tolist()
     return [
         Fused(doc, score, tuple(name for name, flag in zip(names, found, strict=True) if flag))
         for doc, score, found in zip(

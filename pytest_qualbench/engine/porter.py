@@ -17,7 +17,7 @@ from pytest_qualbench.engine.bm25 import (
     PostingIndex,
     query_term_weight,
 )
-from pytest_qualbench.engine.ranking import top
+from pytest_qualbench.engine.ranking import LayerRanking, top
 from pytest_qualbench.engine.types import Chunk
 
 
@@ -209,7 +209,7 @@ class PorterLayer:
         """True when the folded word, or its stem, occurs in some chunk."""
         return word in self.word_frequency or stem(word) in self.term_ids
 
-    def search(self, query: str, visible: Mask, depth: int, *, fill_below: int) -> DocIds:
+    def search(self, query: str, visible: Mask, depth: int, *, fill_below: int) -> LayerRanking:
         """Ranked visible doc ids: those holding every query term; when fewer than
         `fill_below` do, the rest of `depth` from those holding any.
 
@@ -223,7 +223,7 @@ class PorterLayer:
         every = every[visible[every]]
         ranked = top(every, self.index.scores(terms, every, weights), depth)
         if len(ranked) >= fill_below:
-            return ranked
+            return LayerRanking(ranked, len(ranked))
         # Too few hold every term to fill the result list (one distractor can): the
         # any-term ranking fills it, so the other relevant chunks still reach the list.
         wanted = visible.copy()
@@ -233,4 +233,4 @@ class PorterLayer:
         filled: DocIds = np.concatenate(
             (ranked, top(rest, self.index.scores(terms, rest, weights), depth - len(ranked)))
         )
-        return filled
+        return LayerRanking(filled, len(ranked))

@@ -2,9 +2,23 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from pytest_qualbench.engine.bm25 import DocIds, Floats
+
+
+@dataclass(frozen=True)
+class LayerRanking:
+    """A layer's ranked doc ids; the first `matched_in_full` match every query term.
+
+    The docs after those are the layer's any-term fill: each shares only some of the
+    query's words with it. Fusion labels a result by the layers that match it in full.
+    """
+
+    docs: DocIds
+    matched_in_full: int
 
 
 def top(candidates: DocIds, scores: Floats, depth: int) -> DocIds:

@@ -19,7 +19,7 @@ from pytest_qualbench.engine.bm25 import (
     PostingIndex,
     union_sorted,
 )
-from pytest_qualbench.engine.ranking import top
+from pytest_qualbench.engine.ranking import LayerRanking, top
 from pytest_qualbench.engine.trigram_postings import trigram_postings
 from pytest_qualbench.engine.types import Chunk
 
@@ -167,11 +167,12 @@ class TrigramLayer:
         """The distinct folded query words of 3+ characters: what this layer matches."""
         return [word for word in query_words(query) if len(word) >= MIN_WORD_CHARS]
 
-    def search(self, query: str, visible: Mask, depth: int) -> DocIds:
-        """Ranked doc ids among the visible ones."""
+    def search(self, query: str, visible: Mask, depth: int) -> LayerRanking:
+        """Ranked doc ids among the visible ones: those holding every word, or when none
+        does, those holding any."""
         words = self.query_words(query)
         if not words:
-            return np.empty(0, dtype=np.int64)
+            return LayerRanking(np.empty(0, dtype=np.int64), 0)
         terms = list(dict.fromkeys(term for word in words for term in self.term_ids(word)))
         # All words: the rarest trigrams narrow the candidates, the text settles them.
         candidates = self.index.narrowed(terms, FEW_CANDIDATES)
@@ -179,5 +180,5 @@ class TrigramLayer:
         scores = self.index.scores(terms, candidates)
         found = self.best_holding(candidates, scores, depth, words, every=True)
         if not len(found):
-            return self.best_containing_any(words, terms, visible, depth)
-        return found
+            return LayerRanking(self.best_containing_any(words, terms, visible, depth), 0)
+        return LayerRanking(found, len(found))

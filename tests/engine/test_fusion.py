@@ -87,3 +87,24 @@ def test_fusion_equals_adding_shares_one_at_a_time_to_the_bit(
 def test_fusion_of_nothing_is_empty() -> None:
     assert fuse([("porter", []), ("trigram", [])]) == []
     assert fuse([]) == []
+
+
+def test_labels_name_the_layers_matching_a_doc_in_full_when_any_does() -> None:
+    # porter matches 7 and 8 in full (its first two), 9 only through its fill;
+    # trigram matches nothing in full: every doc it ranks comes from its fill.
+    fused = fuse([("porter", [7, 8, 9]), ("trigram", [9, 5, 7])], matched_in_full=(2, 0))
+    assert {item.doc: item.label for item in fused} == {
+        7: "porter",  # the trigram fill's rank does not make it a trigram match
+        8: "porter",
+        9: "rrf(porter+trigram)",  # neither matches it in full: both fills ranked it
+        5: "trigram",
+    }
+
+
+def test_full_matches_in_both_layers_are_rrf_and_scores_ignore_matching() -> None:
+    plain = fuse([("porter", [7, 8]), ("trigram", [8, 7])])
+    matched = fuse([("porter", [7, 8]), ("trigram", [8, 7])], matched_in_full=(1, 2))
+    assert [(item.doc, item.score) for item in matched] == [
+        (item.doc, item.score) for item in plain
+    ]
+    assert {item.doc: item.label for item in matched} == {7: "rrf(porter+trigram)", 8: "trigram"}

@@ -32,31 +32,31 @@ def test_trigram_keys_pack_three_code_points() -> None:
 
 def test_shared_trigrams_without_the_whole_word_do_not_match() -> None:
     trigram = layer("xabc bcdx", "the abcd word", "unrelated")
-    assert trigram.search("abcd", EVERY_DOC, 10).tolist() == [1]
+    assert trigram.search("abcd", EVERY_DOC, 10).docs.tolist() == [1]
     assert trigram.knows("abcd")
     assert not trigram.knows("bcdxa")
 
 
 def test_all_words_first_then_any_word() -> None:
     trigram = layer("alpha beta", "alpha only", "beta only")
-    assert trigram.search("ALPHA beta", EVERY_DOC, 10).tolist() == [0]
-    assert sorted(trigram.search("alpha gamma", EVERY_DOC, 10).tolist()) == [0, 1]
+    assert trigram.search("ALPHA beta", EVERY_DOC, 10).docs.tolist() == [0]
+    assert sorted(trigram.search("alpha gamma", EVERY_DOC, 10).docs.tolist()) == [0, 1]
 
 
 def test_words_under_three_characters_are_ignored() -> None:
-    assert layer("ab cd", "x", "y").search("ab cd", EVERY_DOC, 10).tolist() == []
+    assert layer("ab cd", "x", "y").search("ab cd", EVERY_DOC, 10).docs.tolist() == []
 
 
 def test_invisible_docs_are_never_candidates() -> None:
     visible = np.array([False, True, True])
-    assert layer("needle", "needle", "hay").search("needle", visible, 10).tolist() == [1]
+    assert layer("needle", "needle", "hay").search("needle", visible, 10).docs.tolist() == [1]
 
 
 def test_any_word_fallback_stops_at_depth_with_the_best_docs() -> None:
     # "abcd" shares every trigram with docs 0 and 2 but is a substring of neither.
     trigram = layer("abc bcd", "zzz abcd", "bcd abc abc", "abcd abcd zzz")
-    assert trigram.search("abcd qqqq", np.ones(4, dtype=bool), 10).tolist() == [3, 1]
-    assert trigram.search("abcd qqqq", np.ones(4, dtype=bool), 1).tolist() == [3]
+    assert trigram.search("abcd qqqq", np.ones(4, dtype=bool), 10).docs.tolist() == [3, 1]
+    assert trigram.search("abcd qqqq", np.ones(4, dtype=bool), 1).docs.tolist() == [3]
 
 
 def term_ids_of(trigram: TrigramLayer, words: list[str]) -> list[int]:
@@ -107,7 +107,7 @@ def test_search_equals_checking_every_doc_then_ranking(
     expected = ranked_by_checking_every_doc(trigram, texts, distinct, all)
     if not len(expected):
         expected = ranked_by_checking_every_doc(trigram, texts, distinct, any)
-    assert trigram.search(query, visible, depth).tolist() == expected[:depth].tolist()
+    assert trigram.search(query, visible, depth).docs.tolist() == expected[:depth].tolist()
 
 
 @given(st.text("ab\u00e9\U0001f600", max_size=9))
