@@ -36,11 +36,12 @@ import stat
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from pytest_qualbench.engine import capabilities
 from pytest_qualbench.engine.types import CachedIndex, IndexState
 
 CACHE_DIR = ".qualbench/index-cache"
@@ -81,12 +82,11 @@ def code_fingerprint(engine_type: type) -> str:
 def cache_key(dataset_hash: str, content_type: str, engine: Any) -> str:
     """SHA-256 over the dataset hash, content type, engine class, config, code and Python."""
     engine_type = type(engine)
-    config = getattr(engine, "config", {})
     identity = {
         "dataset_hash": dataset_hash,
         "content_type": content_type,
         "engine": f"{engine_type.__module__}:{engine_type.__qualname__}",
-        "config": config if isinstance(config, Mapping) else {},
+        "config": capabilities.config(engine),
         "code": code_fingerprint(engine_type),
         "python": f"{sys.version_info.major}.{sys.version_info.minor}",
     }

@@ -146,11 +146,3 @@ def ini_options(spec: str) -> Mapping[str, str]:
     """Factory keyword -> ini option name, for a built-in short name (else none)."""
     named = BUILTIN_ENGINES.get(spec)
     return named.ini_options if named is not None else MappingProxyType({})
-
-
-def declared(factory: object, attribute: str) -> tuple[str, ...] | None:
-    """An engine's declared `layers` or `content_types` (a class attribute of its factory)."""
-    value = getattr(factory, attribute, None)
-    if isinstance(value, tuple | list) and all(isinstance(item, str) for item in value):
-        return tuple(value)
-    return None

@@ -22,6 +22,7 @@ from pytest_qualbench.authoring.fixture_lines import (
     read_lines,
     source_label,
 )
+from pytest_qualbench.engine import capabilities
 from pytest_qualbench.evaluation.runner import EngineFactory
 from pytest_qualbench.fixtures.parsing import parse_entry
 from pytest_qualbench.fixtures.schema import CONTENT_TYPES, Entry, FixtureSet
@@ -165,19 +166,19 @@ def _indexable(raw: dict[str, Any], target: Path, engine_factory: EngineFactory)
         raise AuthoringError(
             f"the engine cannot index it as {entry.content_type}: {type(exc).__name__}: {exc}"
         ) from None
-    for warning in getattr(engine, "warnings", ()):
+    for warning in capabilities.warnings(engine):
         raise AuthoringError(
             f"the engine cannot index it as {entry.content_type}: "
-            f"{str(warning).removeprefix(entry.id + ': ')}"
+            f"{warning.removeprefix(entry.id + ': ')}"
         )
     return _chunk_count(engine, entry)
 
 
-def _chunk_count(engine: Any, entry: Entry) -> int | None:
-    chunks = getattr(engine, "chunks", None)
-    if not callable(chunks):
+def _chunk_count(engine: object, entry: Entry) -> int | None:
+    chunks = capabilities.listed_chunks(engine)
+    if chunks is None:
         return None
-    count = len(chunks())
+    count = len(chunks)
     if count == 0:
         raise AuthoringError(f"the engine makes no chunk of it as {entry.content_type}")
     return count

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from pytest_qualbench.engine import capabilities
 from pytest_qualbench.engine.types import ALL_KINDS, Result
 from pytest_qualbench.evaluation.judge import CaseRecord, judge, snippet
 from pytest_qualbench.evaluation.outcomes import NEEDLE_CLOSE, NEEDLE_OPEN, check_outcomes, marked
@@ -36,23 +37,20 @@ def probe(case: Case, fixture_set: FixtureSet, engine_factory: EngineFactory, li
     """Index the case's corpus with a fresh engine, search the query, judge the results."""
     run = BenchRun(fixture_set=fixture_set, engine_factory=engine_factory, limit=limit)
     corpus = run.corpus(case.content_type)
-    results = tuple(corpus.engine.search(case.query, limit=limit, kinds=ALL_KINDS))[:limit]
-    corrector = getattr(corpus.engine, "corrected_query", None)
+    found = capabilities.search(corpus.engine, case.query, limit=limit, kinds=ALL_KINDS)
+    results = tuple(found)[:limit]
     relevant_total = corpus.relevant_total(case)
     record = judge(
-        case,
-        results,
-        relevant_total=relevant_total,
-        corrected_query=corrector(case.query) if callable(corrector) else None,
+        case, results, relevant_total=relevant_total, corrected_query=found.corrected_query
     )
     entries = fixture_set.entries(case.content_type)
-    chunks = getattr(corpus.engine, "chunks", None)
+    chunks = capabilities.listed_chunks(corpus.engine)
     return Probe(
         case=case,
         results=results,
         record=record,
         corpus_entries=len(entries),
-        corpus_chunks=len(chunks()) if callable(chunks) else None,
+        corpus_chunks=None if chunks is None else len(chunks),
         relevant_total=relevant_total,
         entry_of_source={entry.source_label: entry.id for entry in reversed(entries)},
     )

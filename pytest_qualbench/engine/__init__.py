@@ -10,6 +10,7 @@ from pytest_qualbench.engine.types import (
     DEFAULT_LIMIT,
     Chunk,
     Result,
+    Results,
     SearchEngine,
 )
 
@@ -23,6 +24,7 @@ __all__ = [
     "Chunk",
     "Engine",
     "Result",
+    "Results",
     "SearchEngine",
 ]
 

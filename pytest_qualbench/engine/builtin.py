@@ -18,7 +18,7 @@ from pytest_qualbench.engine.types import (
     DEFAULT_LIMIT,
     Chunk,
     IndexState,
-    Result,
+    Results,
     chunk_result,
 )
 from pytest_qualbench.fixtures.schema import Entry
@@ -78,10 +78,6 @@ class Engine:
         self._porter: PorterLayer | None = None
         self._trigram: TrigramLayer | None = None
         self._corrector: Corrector | None = None
-        # The latest query and its correction: whether a query is corrected depends on
-        # its results, and a caller showing the correction (the plugin's failure
-        # message) asks right after the search.
-        self._latest_correction: tuple[str, str | None] | None = None
         self._kinds: tuple[str, ...] = ()
         self._visible_masks: dict[tuple[str, ...], Mask] = {}
         load_libraries()
@@ -203,7 +199,6 @@ class Engine:
         self._porter = porter
         self._trigram = trigram
         self._corrector = Corrector(porter.word_frequency, porter.identifier_parts)
-        self._latest_correction = None
 
     def index_state(self) -> IndexState:
         """The index as arrays and JSON, for the on-disk cache (`engine.snapshot`)."""
@@ -221,31 +216,34 @@ class Engine:
 
     def search(
         self, query: str, *, limit: int = DEFAULT_LIMIT, kinds: Iterable[str] = DEFAULT_KINDS
-    ) -> list[Result]:
-        """At most `limit` results, best first, from chunks of the given source kinds."""
-        self._latest_correction = (query, None)
+    ) -> Results:
+        """At most `limit` results, best first, from chunks of the given source kinds.
+
+        They carry the corrected query when a typo correction took part.
+        """
         if limit <= 0 or not self._chunks or not query.strip():
-            return []
+            return Results()
         visible = self._visible(kinds)
         depth = max(limit, self.fusion_depth)
         if self.fuzzy == "eager":
-            ranked = self._eager(query, visible, depth, limit)
+            ranked, corrected = self._eager(query, visible, depth, limit)
         else:
-            ranked = self._fallback(query, visible, depth, limit)
-        return [
-            chunk_result(self._chunks[item.doc], layer=item.layer, score=item.score)
-            for item in first_per_doc(ranked)[:limit]
-        ]
+            ranked, corrected = self._fallback(query, visible, depth, limit)
+        return Results(
+            (
+                chunk_result(self._chunks[item.doc], layer=item.layer, score=item.score)
+                for item in first_per_doc(ranked)[:limit]
+            ),
+            corrected_query=corrected,
+        )
 
     def corrected_query(self, query: str) -> str | None:
-        """The correction the latest search of `query` made (searching it if it was not the
-        latest, with the default limit and kinds); None when it made none."""
-        if self._latest_correction is None or self._latest_correction[0] != query:
-            self.search(query)
-        assert self._latest_correction is not None
-        return self._latest_correction[1]
+        """The correction a search of `query` with the default limit and kinds makes, or None."""
+        return self.search(query).corrected_query
 
-    def _eager(self, query: str, visible: Mask, depth: int, limit: int) -> list[Ranked]:
+    def _eager(
+        self, query: str, visible: Mask, depth: int, limit: int
+    ) -> tuple[list[Ranked], str | None]:
         """Corrected results first, for a query half or more of whose non-stopwords are unknown.
 
         A query most of whose words the corpus knows already says what it wants: an
@@ -256,27 +254,27 @@ class Engine:
         corrected = (
             self._corrected(query, unknown) if unknown and 2 * len(unknown) >= len(words) else None
         )
-        self._latest_correction = (query, corrected)
         if corrected is None:
-            return self._ranked(query, visible, depth, limit)
+            return self._ranked(query, visible, depth, limit), None
         ranked = self._fuzzy_ranked(corrected, visible, depth, limit)
         # The primary results only follow the corrected ones: when those fill the
         # limit, the typo's own (any-word fallback) search would be thrown away.
         if len(first_per_doc(ranked)) < limit:
             ranked += self._ranked(query, visible, depth, limit)
-        return ranked
+        return ranked, corrected
 
-    def _fallback(self, query: str, visible: Mask, depth: int, limit: int) -> list[Ranked]:
+    def _fallback(
+        self, query: str, visible: Mask, depth: int, limit: int
+    ) -> tuple[list[Ranked], str | None]:
         """The primary results, then corrected ones when those are fewer than `limit`.
 
         A result both find keeps its primary label: it comes first.
         """
         ranked = self._ranked(query, visible, depth, limit)
         corrected = self._corrected(query, self._unknown(query)) if len(ranked) < limit else None
-        self._latest_correction = (query, corrected)
         if corrected is not None:
             ranked += self._fuzzy_ranked(corrected, visible, depth, limit)
-        return ranked
+        return ranked, corrected
 
     def _unknown(self, query: str) -> set[str]:
         """The query's non-stopwords that no chunk holds (as a word, stem or substring)."""

@@ -1,4 +1,8 @@
-"""Records and the protocol every search engine speaks (docs/custom-engine.md)."""
+"""Records, the protocol every search engine speaks, and the capabilities it may add.
+
+docs/custom-engine.md says what the plugin does with each capability;
+`engine.capabilities` is the one place that asks an engine for them.
+"""
 
 from __future__ import annotations
 
@@ -43,6 +47,18 @@ class Result:
     position: int = 0
 
 
+class Results(list[Result]):
+    """Search results with the query the engine searched instead, when it corrected one.
+
+    `search()` may return a plain sequence of `Result`; returning `Results` lets the
+    correction travel with the results it produced (shown in failures and the report).
+    """
+
+    def __init__(self, results: Iterable[Result] = (), *, corrected_query: str | None = None):
+        super().__init__(results)
+        self.corrected_query = corrected_query
+
+
 def chunk_result(chunk: Chunk, *, layer: str, score: float) -> Result:
     """The result an engine returns for a chunk it found with `layer` at `score`."""
     return Result(
@@ -80,7 +96,7 @@ class CachedIndex(Protocol):
 
 @runtime_checkable
 class SearchEngine(Protocol):
-    """What the plugin needs of an engine; `chunks()` is optional (exact IDCG)."""
+    """What the plugin needs of every engine; the protocols below are optional."""
 
     def index(self, entries: Sequence[Entry]) -> None:
         """Index all entries of one content type (called once per session)."""
@@ -89,3 +105,75 @@ class SearchEngine(Protocol):
         self, query: str, *, limit: int = DEFAULT_LIMIT, kinds: Iterable[str] = DEFAULT_KINDS
     ) -> Sequence[Result]:
         """Return at most `limit` results, best first, from chunks of the given kinds."""
+
+
+# Optional capabilities. Each is a runtime-checkable protocol, so an engine has one
+# by having the method or attribute: nothing to inherit or register.
+
+
+@runtime_checkable
+class ListsChunks(Protocol):
+    """An engine that can list what it indexed: the relevant set R is then counted exactly."""
+
+    def chunks(self) -> Iterable[Chunk]:
+        """Every piece of text the index can return."""
+
+
+@runtime_checkable
+class CorrectsQueries(Protocol):
+    """An engine that says which query it searched after correcting typos.
+
+    Needed only by an engine whose `search()` returns a plain sequence: `Results`
+    carries the correction itself.
+    """
+
+    def corrected_query(self, query: str) -> str | None:
+        """The query `search(query)` searched instead, or None when it corrected nothing."""
+
+
+@runtime_checkable
+class Configured(Protocol):
+    """An engine that describes every constant shaping its ranking (the report records it)."""
+
+    @property
+    def config(self) -> Mapping[str, object]:
+        """JSON-ready settings; the index cache also keys on them."""
+
+
+@runtime_checkable
+class Warns(Protocol):
+    """An engine that reports what indexing could not do as asked."""
+
+    @property
+    def warnings(self) -> Iterable[str]:
+        """One line each, e.g. an entry of invalid JSON indexed as plaintext."""
+
+
+@runtime_checkable
+class Closes(Protocol):
+    """An engine (or ranker) holding something outside the process: files, a server schema."""
+
+    def close(self) -> None:
+        """Release it; called once, when the session no longer needs the engine."""
+
+
+@runtime_checkable
+class DeclaresLayers(Protocol):
+    """An engine factory (usually the class) naming the layers its results are labeled with."""
+
+    layers: Sequence[str]
+
+
+@runtime_checkable
+class DeclaresContentTypes(Protocol):
+    """An engine factory naming content types it indexes beyond the five built-in ones."""
+
+    content_types: Sequence[str]
+
+
+@runtime_checkable
+class IndexesChunks(Protocol):
+    """An engine that can index chunks made elsewhere, so it can rank another's chunks."""
+
+    def index_chunks(self, chunks: Sequence[Chunk]) -> None:
+        """Index exactly these chunks, chunk i as document i, replacing any earlier index."""

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pytest_qualbench.engine import capabilities
 from pytest_qualbench.engine.types import ALL_KINDS, Chunk, SearchEngine
 from pytest_qualbench.evaluation.deadline import call_within
 from pytest_qualbench.evaluation.judge import CaseRecord, judge
@@ -112,8 +113,8 @@ class BenchRun:
         except Exception as exc:
             self.index_errors[content_type] = exc
             return exc
-        chunks = getattr(indexed.engine, "chunks", None)
-        texts = self.substrings(content_type, chunks()) if callable(chunks) else None
+        chunks = capabilities.listed_chunks(indexed.engine)
+        texts = None if chunks is None else self.substrings(content_type, chunks)
         corpus = IndexedCorpus(indexed.engine, indexed.milliseconds, texts, indexed.cached)
         self.corpora[content_type] = corpus
         return corpus
@@ -151,20 +152,20 @@ class BenchRun:
         corpus = self.corpus(case.content_type)
         started = time.perf_counter()
         results = call_within(
-            lambda: list(corpus.engine.search(case.query, limit=self.limit, kinds=ALL_KINDS)),
+            lambda: capabilities.search(
+                corpus.engine, case.query, limit=self.limit, kinds=ALL_KINDS
+            ),
             self.timeout,
             f"search of {case.case_id}",
         )
         latency_ms = (time.perf_counter() - started) * 1000.0
         if not case.is_negative:
             self.retrieved[case.case_id] = tuple(result.text for result in results[: self.limit])
-        corrector = getattr(corpus.engine, "corrected_query", None)
-        corrected = corrector(case.query) if callable(corrector) else None
         return judge(
             case,
             results[: self.limit],
             relevant_total=corpus.relevant_total(case),
-            corrected_query=corrected,
+            corrected_query=results.corrected_query,
             latency_ms=round(latency_ms, 3),
             checks=self.checks,
             layer_checked=self.vocabulary.checks_layer(case.expected_layer),
@@ -181,31 +182,28 @@ class BenchRun:
         return all(corpus.chunk_texts is not None for corpus in self.corpora.values())
 
     def close(self) -> None:
-        """Let every engine release what it holds outside the process (`close()` is optional).
+        """Let every engine release what it holds outside the process (`Closes`).
 
         Each engine is closed once, however often this is called.
         """
         corpora, self.corpora = self.corpora, {}
         for corpus in corpora.values():
-            close = getattr(corpus.engine, "close", None)
-            if callable(close):
-                close()
+            capabilities.close(corpus.engine)
 
 
 def engine_info(bench_run: BenchRun) -> dict[str, Any] | None:
     """Name, config and indexing warnings of the engines this process built."""
     for corpus in bench_run.corpora.values():
         engine = corpus.engine
-        config = getattr(engine, "config", {})
         return {
             "name": f"{type(engine).__module__}:{type(engine).__qualname__}",
-            "config": dict(config) if isinstance(config, dict) else {},
+            "config": dict(capabilities.config(engine)),
             "options": dict(bench_run.engine_options),
             "lists_chunks": bench_run.lists_chunks(),
             "warnings": sorted(
-                str(warning)
+                warning
                 for indexed in bench_run.corpora.values()
-                for warning in getattr(indexed.engine, "warnings", ())
+                for warning in capabilities.warnings(indexed.engine)
             ),
         }
     return None

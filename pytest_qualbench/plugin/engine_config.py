@@ -16,10 +16,10 @@ import pytest
 from pytest_qualbench.adapters.registry import (
     EngineMaker,
     EngineSpecError,
-    declared,
     ini_options,
     resolve_engine,
 )
+from pytest_qualbench.engine import capabilities
 from pytest_qualbench.evaluation.engine_options import (
     EngineOptionError,
     factory_keywords,
@@ -81,8 +81,8 @@ def engine_vocabulary(config: pytest.Config, maker: EngineMaker) -> Vocabulary:
     if config.hook.pytest_qualbench_make_engine.get_hookimpls():
         return BUILTIN_VOCABULARY
     factory = maker.func if isinstance(maker, functools.partial) else maker
-    layers = declared(factory, "layers")
-    extra_types = declared(factory, "content_types") or ()
+    layers = capabilities.declared_layers(factory)
+    extra_types = capabilities.declared_content_types(factory)
     return Vocabulary(
         engine=engine_spec(config),
         layers=BUILTIN_VOCABULARY.layers if layers is None else layers,

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pytest_qualbench.engine import capabilities
 from pytest_qualbench.engine.types import Chunk, SearchEngine
 from pytest_qualbench.evaluation.runner import BenchRun
 from pytest_qualbench.fixtures.schema import Case
@@ -135,13 +136,12 @@ def rankers_section(
 
     def corpus_of(content_type: str) -> tuple[SearchEngine, tuple[Chunk, ...]]:
         engine = bench_run.corpus(content_type).engine
-        list_chunks = getattr(engine, "chunks", None)
-        assert callable(list_chunks), "checked below before any ranker runs"
-        return engine, tuple(list_chunks())
+        chunks = capabilities.listed_chunks(engine)
+        assert chunks is not None, "checked below before any ranker runs"
+        return engine, chunks
 
     if not all(
-        callable(getattr(bench_run.corpus(case.content_type).engine, "chunks", None))
-        for case in positives
+        capabilities.lists_chunks(bench_run.corpus(case.content_type).engine) for case in positives
     ):
         return {
             "rankers": names,

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from pytest_qualbench.engine import capabilities
 from pytest_qualbench.engine.types import Chunk, SearchEngine
 from pytest_qualbench.evaluation.metrics import mean_metrics, percentile, positive_case_metrics
 from pytest_qualbench.fixtures.schema import Case
@@ -79,9 +80,7 @@ def head_to_head(
                 latencies[name].append((time.perf_counter() - started) * 1000.0)
                 type_values[name].append(ranking_metrics(case, chunks, ranking))
             # A ranker holding an index outside the process (a server, files) releases it.
-            close = getattr(ranker, "close", None)
-            if callable(close):
-                close()
+            capabilities.close(ranker)
             per_ranker[name].extend(type_values[name])
         by_type[content_type] = {
             "cases": len(type_cases),

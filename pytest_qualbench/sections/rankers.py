@@ -26,6 +26,7 @@ from pytest_qualbench.adapters.registry import (
     registered_engines,
     resolve_engine,
 )
+from pytest_qualbench.engine import capabilities
 from pytest_qualbench.engine.types import ALL_KINDS, Chunk, Result, SearchEngine
 
 # Every ranking is judged on its first 10 chunks: ndcg@10 is the deepest metric shown.
@@ -237,9 +238,7 @@ class IndexedEngineRanker:
         return result_chunk_indexes(results, chunks)
 
     def close(self) -> None:
-        close = getattr(self._engine, "close", None)
-        if callable(close):
-            close()
+        capabilities.close(self._engine)
 
 
 def engine_ranker(make_engine: EngineMaker) -> RankerFactory:
@@ -247,7 +246,7 @@ def engine_ranker(make_engine: EngineMaker) -> RankerFactory:
 
     def make(engine: SearchEngine, chunks: Sequence[Chunk]) -> Ranker:
         other = make_engine()
-        if not callable(getattr(other, "index_chunks", None)):
+        if not capabilities.indexes_chunks(other):
             raise RankerSpecError(
                 f"{type(other).__name__} cannot rank given chunks: it has no index_chunks()"
             )

@@ -102,7 +102,7 @@ def test_fallback_appends_corrected_results_and_keeps_primary_labels(
     engine = Engine(fuzzy="fallback")
     engine.index([make_entry(entry_id, "markdown", text) for entry_id, text in MARKDOWN])
     results = engine.search("service cnofiguration", kinds=ALL_KINDS)
-    assert engine.corrected_query("service cnofiguration") == "service configuration"
+    assert results.corrected_query == "service configuration"
     layers = [r.layer or "" for r in results]
     primary = [layer for layer in layers if not layer.startswith("fuzzy+")]
     assert primary and layers[: len(primary)] == primary, "primary results come first"
@@ -115,11 +115,12 @@ def test_fallback_appends_corrected_results_and_keeps_primary_labels(
 def test_fallback_corrects_only_when_results_are_too_few(make_entry: MakeEntry) -> None:
     engine = Engine(fuzzy="fallback")
     engine.index([make_entry(entry_id, "markdown", text) for entry_id, text in MARKDOWN])
-    top = engine.search("service cnofiguration", limit=1, kinds=ALL_KINDS)[0]
-    assert top.layer is not None and not top.layer.startswith("fuzzy+")
-    assert engine.corrected_query("service cnofiguration") is None
-    engine.search("cnofiguration", limit=1, kinds=ALL_KINDS)
-    assert engine.corrected_query("cnofiguration") == "configuration"
+    results = engine.search("service cnofiguration", limit=1, kinds=ALL_KINDS)
+    assert results[0].layer is not None and not results[0].layer.startswith("fuzzy+")
+    assert results.corrected_query is None
+    assert engine.search("cnofiguration", limit=1, kinds=ALL_KINDS).corrected_query == (
+        "configuration"
+    )
 
 
 def test_unknown_fuzzy_mode_is_refused() -> None:
