@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 PLUGIN_DIR = Path(pytest_qualbench.__file__).resolve().parent
 # The built-in engine's frames are an engine's frames: a bug there is shown too.
 ENGINE_DIR = PLUGIN_DIR / "engine"
+# The plugin's one caller of an engine's methods sits beside the engine, and is the plugin's.
+ENGINE_CALLER = ENGINE_DIR / "capabilities.py"
 FRAMEWORK_DIRS = (
     PLUGIN_DIR,
     Path(pytest.__file__).resolve().parent.parent / "_pytest",
@@ -33,7 +35,7 @@ TB_STYLES = {"auto": "long", "long": "long", "short": "short", "line": "line", "
 def is_framework_frame(entry: TracebackEntry) -> bool:
     """A frame of pytest, pluggy or the plugin itself (not its built-in engine)."""
     path = Path(str(entry.path)).resolve()
-    if path.is_relative_to(ENGINE_DIR):
+    if path.is_relative_to(ENGINE_DIR) and path != ENGINE_CALLER:
         return False
     return any(path.is_relative_to(directory) for directory in FRAMEWORK_DIRS)
 
