@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from rapidfuzz.distance import Levenshtein
 
-from pytest_qualbench.engine.fuzzy import MIN_WORD_CHARS, Corrector
+from pytest_qualbench.engine.fuzzy import MIN_FUZZY_WORD_CHARS, Corrector
 from pytest_qualbench.engine.types import ALL_KINDS, DEFAULT_LIMIT
 from pytest_qualbench.evaluation.runner import EngineFactory
 from pytest_qualbench.fixtures.schema import Case, Entry, FixtureSet
@@ -250,7 +250,7 @@ def _follows_case_id_convention(case: Case) -> bool:
 
 
 @dataclass(frozen=True)
-class _Vocabulary:
+class _CorpusWords:
     """The lowercase words of one content type's corpus, with document frequencies."""
 
     document_frequency: Counter[str]
@@ -258,7 +258,7 @@ class _Vocabulary:
     corrector: Corrector
 
 
-def _vocabulary(entries: Sequence[Entry]) -> _Vocabulary:
+def _corpus_words(entries: Sequence[Entry]) -> _CorpusWords:
     document_frequency: Counter[str] = Counter()
     for entry in entries:
         document_frequency.update(set(words(entry.haystack)))
@@ -266,7 +266,7 @@ def _vocabulary(entries: Sequence[Entry]) -> _Vocabulary:
     for word in document_frequency:
         for gram in trigrams(word):
             words_by_trigram[gram].add(word)
-    return _Vocabulary(document_frequency, words_by_trigram, Corrector(document_frequency))
+    return _CorpusWords(document_frequency, words_by_trigram, Corrector(document_frequency))
 
 
 def words(text: str) -> list[str]:
@@ -283,11 +283,11 @@ def _negative_vocabulary_findings(entries: Sequence[Entry]) -> list[LintFinding]
     negatives = [(entry, case) for entry in entries for case in entry.cases if case.is_negative]
     if not negatives:
         return []
-    vocabulary = _vocabulary(entries)
+    corpus_words = _corpus_words(entries)
     findings = []
     for entry, case in negatives:
         for word in dict.fromkeys(words(case.query)):
-            reason = _vocabulary_match(word, vocabulary)
+            reason = _layer_match(word, corpus_words)
             if reason is not None:
                 findings.append(
                     LintFinding(
@@ -300,22 +300,22 @@ def _negative_vocabulary_findings(entries: Sequence[Entry]) -> list[LintFinding]
     return findings
 
 
-def _vocabulary_match(word: str, vocabulary: _Vocabulary) -> str | None:
+def _layer_match(word: str, corpus_words: _CorpusWords) -> str | None:
     """Why the trigram or fuzzy layer would match this query word, or None when neither would."""
-    if len(word) < MIN_WORD_CHARS:
+    if len(word) < MIN_FUZZY_WORD_CHARS:
         return None
-    frequency = vocabulary.document_frequency
+    frequency = corpus_words.document_frequency
     grams = sorted(trigrams(word))
-    sharing = set(vocabulary.words_by_trigram.get(grams[0], set()))
+    sharing = set(corpus_words.words_by_trigram.get(grams[0], set()))
     for gram in grams[1:]:
-        sharing &= vocabulary.words_by_trigram.get(gram, set())
+        sharing &= corpus_words.words_by_trigram.get(gram, set())
     if sharing:
         match = min(sharing, key=lambda w: (-frequency[w], w))
         if match == word:
             return "occurs in the corpus"
         return f"shares all its trigrams with corpus word {match!r} (trigram layer)"
     # The engine's own corrector, over this linter's word split of the corpus.
-    correction = vocabulary.corrector.nearest(word)
+    correction = corpus_words.corrector.nearest(word)
     if correction is None:
         return None
     distance = Levenshtein.distance(word, correction)

@@ -21,7 +21,7 @@ from pytest_qualbench.engine.types import (
     Results,
     chunk_result,
 )
-from pytest_qualbench.fixtures.schema import Entry
+from pytest_qualbench.fixtures.schema import FUZZY_PREFIX, Entry
 
 if TYPE_CHECKING:
     from pytest_qualbench.engine.bm25 import Mask
@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from pytest_qualbench.engine.porter import PorterLayer
     from pytest_qualbench.engine.trigram import TrigramLayer
 
-FUZZY_PREFIX = "fuzzy+"
 # eager: correct a query most of whose words no chunk holds, or one that finds fewer
 # than `limit` results, and put the corrected results first. fallback (the pipeline of
 # the engine the fixture format comes from): correct only a query that finds fewer than
@@ -85,6 +84,9 @@ class Engine:
     @property
     def config(self) -> dict[str, object]:
         """Every constant that shapes a ranking, for the report."""
+        from pytest_qualbench.engine.fuzzy import MIN_FUZZY_WORD_CHARS
+        from pytest_qualbench.engine.trigram import MIN_TRIGRAM_WORD_CHARS
+
         return {
             "engine": "pytest_qualbench.engine.Engine",
             "porter": {
@@ -100,7 +102,7 @@ class Engine:
             "trigram": {
                 "bm25_k1": self.k1,
                 "bm25_b": self.b,
-                "min_word_chars": 3,
+                "min_word_chars": MIN_TRIGRAM_WORD_CHARS,
                 "match": "chunks with every word as a case-insensitive substring, then any word",
             },
             "fusion": {
@@ -116,7 +118,7 @@ class Engine:
                 "library": "rapidfuzz Levenshtein",
                 "mode": self.fuzzy,
                 "max_edits": "1 for <=4 chars, 2 for <=12, 3 longer",
-                "min_word_chars": 3,
+                "min_word_chars": MIN_FUZZY_WORD_CHARS,
                 "corrects": "query words absent from the vocabulary, stems and substrings;"
                 " never stopwords or numbers",
                 "vocabulary": "corpus words; no stopwords, no identifier-only parts under 5 chars",

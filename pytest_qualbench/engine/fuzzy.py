@@ -12,13 +12,14 @@ from rapidfuzz.distance import Levenshtein
 
 from pytest_qualbench.engine.analysis import STOPWORDS
 
-MIN_WORD_CHARS = 3
+# One or two edits turn a word under three characters into too many others to choose from.
+MIN_FUZZY_WORD_CHARS = 3
 MIN_PART_CHARS = 5
 
 
 def is_correction(word: str, identifier_parts: AbstractSet[str]) -> bool:
     """Whether a vocabulary word may be a correction: no stopword, no identifier fragment."""
-    if word in STOPWORDS or len(word) < MIN_WORD_CHARS:
+    if word in STOPWORDS or len(word) < MIN_FUZZY_WORD_CHARS:
         return False
     return word not in identifier_parts or len(word) >= MIN_PART_CHARS
 
@@ -61,7 +62,7 @@ class Corrector:
 
         A word with a digit is left alone: 1979 is no misspelling of 1969.
         """
-        if len(word) < MIN_WORD_CHARS or any(char.isdigit() for char in word):
+        if len(word) < MIN_FUZZY_WORD_CHARS or any(char.isdigit() for char in word):
             return None
         if word not in self.memo:
             self.memo[word] = self.nearest(word)

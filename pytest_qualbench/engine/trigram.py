@@ -23,7 +23,8 @@ from pytest_qualbench.engine.ranking import LayerRanking, top
 from pytest_qualbench.engine.trigram_postings import trigram_postings
 from pytest_qualbench.engine.types import Chunk
 
-MIN_WORD_CHARS = 3
+# A word shorter than a trigram has no trigram to look up.
+MIN_TRIGRAM_WORD_CHARS = 3
 # Candidates few enough to check their text rather than intersect more trigram postings:
 # folding a chunk costs about what one more intersection does.
 FEW_CANDIDATES = 8
@@ -157,7 +158,7 @@ class TrigramLayer:
 
     def knows(self, word: str) -> bool:
         """True when the folded word occurs as a substring of some chunk."""
-        if len(word) < MIN_WORD_CHARS:
+        if len(word) < MIN_TRIGRAM_WORD_CHARS:
             return False
         candidates = self.index.narrowed(self.term_ids(word), FEW_CANDIDATES)
         return any(holds_words(self.chunks[doc], [word], True) for doc in candidates.tolist())
@@ -165,7 +166,7 @@ class TrigramLayer:
     @staticmethod
     def query_words(query: str) -> list[str]:
         """The distinct folded query words of 3+ characters: what this layer matches."""
-        return [word for word in query_words(query) if len(word) >= MIN_WORD_CHARS]
+        return [word for word in query_words(query) if len(word) >= MIN_TRIGRAM_WORD_CHARS]
 
     def search(self, query: str, visible: Mask, depth: int) -> LayerRanking:
         """Ranked doc ids among the visible ones: those holding every word, or when none

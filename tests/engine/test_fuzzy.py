@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rapidfuzz.distance import Levenshtein
 
-from pytest_qualbench.engine.fuzzy import MIN_WORD_CHARS, Corrector, is_correction, max_edits
+from pytest_qualbench.engine.fuzzy import MIN_FUZZY_WORD_CHARS, Corrector, is_correction, max_edits
 
 
 @pytest.mark.parametrize(
@@ -51,7 +51,7 @@ def test_words_of_any_length_within_budget_are_candidates() -> None:
 
 @given(
     st.dictionaries(st.text("abc", min_size=1, max_size=9), st.integers(1, 5), max_size=30),
-    st.text("abcd", min_size=MIN_WORD_CHARS, max_size=9),
+    st.text("abcd", min_size=MIN_FUZZY_WORD_CHARS, max_size=9),
 )
 def test_agrees_with_a_search_of_the_whole_vocabulary(
     word_frequency: dict[str, int], word: str
@@ -59,7 +59,7 @@ def test_agrees_with_a_search_of_the_whole_vocabulary(
     within = [
         (Levenshtein.distance(word, candidate), -frequency, candidate)
         for candidate, frequency in word_frequency.items()
-        if len(candidate) >= MIN_WORD_CHARS
+        if len(candidate) >= MIN_FUZZY_WORD_CHARS
         and Levenshtein.distance(word, candidate) <= max_edits(word)
     ]
     expected = min(within)[2] if within else None
