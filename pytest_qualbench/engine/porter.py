@@ -21,7 +21,7 @@ from pytest_qualbench.engine.ranking import LayerRanking, top
 from pytest_qualbench.engine.types import Chunk
 
 
-class Vocabulary(dict[str, int]):
+class TokenIds(dict[str, int]):
     """Ids for tokens in first-seen order: looking up an unseen token gives it the next id."""
 
     def __init__(self) -> None:
@@ -36,19 +36,19 @@ class Vocabulary(dict[str, int]):
 
 
 class RawWords(dict[str, int]):
-    """A number for each distinct raw word, first seen first, and its tokens' vocabulary ids
+    """A number for each distinct raw word, first seen first, and its tokens' ids
     (`word_tokens`) in one flat table: word n's are `tokens[starts[n]:ends[n]]` of `tables()`."""
 
-    def __init__(self, vocabulary: Vocabulary) -> None:
+    def __init__(self, token_ids: TokenIds) -> None:
         super().__init__()
-        self.vocabulary = vocabulary
+        self.token_ids = token_ids
         self.tokens: list[int] = []
         self.ends: list[int] = []
         self._ends = np.empty(0, dtype=np.int64)
         self._tokens = np.empty(0, dtype=np.int64)
 
     def __missing__(self, word: str) -> int:
-        self.tokens.extend(self.vocabulary[token] for token in word_tokens(word))
+        self.tokens.extend(self.token_ids[token] for token in word_tokens(word))
         self.ends.append(len(self.tokens))
         number = len(self)
         self[word] = number
@@ -66,7 +66,7 @@ class RawWords(dict[str, int]):
 
 
 def token_stream(texts: Sequence[str], words: RawWords) -> tuple[DocIds, DocIds]:
-    """The vocabulary id of every token of every text, and the doc (text number) of each."""
+    """The `TokenIds` id of every token of every text, and the doc (text number) of each."""
     counts = []
     per_text = []
     # Each text's words are numbered and dropped at once: a block's worth of word strings
@@ -119,7 +119,7 @@ class PorterLayer:
         self, chunks: Sequence[Chunk], *, k1: float, b: float, k3: float, title_weight: float
     ) -> None:
         self.k3 = k3
-        words = Vocabulary()
+        words = TokenIds()
         token_ids = RawWords(words)
         self.term_ids: dict[str, int] = {}
         term_of_word = np.empty(0, dtype=np.int64)
