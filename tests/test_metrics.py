@@ -46,10 +46,10 @@ def test_hit_at_k(relevance: list[bool], k: int, expected: float) -> None:
 
 
 def test_reciprocal_rank() -> None:
-    assert reciprocal_rank([F, F, T]) == 1 / 3
-    assert reciprocal_rank([T, T]) == 1.0
-    assert reciprocal_rank([F, F]) == 0.0
-    assert reciprocal_rank([]) == 0.0
+    assert reciprocal_rank(first_relevant_rank([F, F, T])) == 1 / 3
+    assert reciprocal_rank(first_relevant_rank([T, T])) == 1.0
+    assert reciprocal_rank(first_relevant_rank([F, F])) == 0.0
+    assert reciprocal_rank(first_relevant_rank([])) == 0.0
 
 
 def test_dcg_binary_gain() -> None:

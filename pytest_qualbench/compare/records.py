@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pytest_qualbench.compare.statistics import ALPHA, reciprocal_rank
-from pytest_qualbench.evaluation.metrics import ALL_METRIC_NAMES
+from pytest_qualbench.compare.statistics import ALPHA
+from pytest_qualbench.evaluation.metrics import ALL_METRIC_NAMES, reciprocal_rank
 from pytest_qualbench.fixtures.schema import CONTENT_TYPES
 
 OVERALL = "overall"

@@ -31,11 +31,6 @@ CONFIDENCE = 0.95
 FLOAT_SLACK = 1e-9
 
 
-def reciprocal_rank(rank: int | None) -> float:
-    """1/rank of the first relevant result, 0 when none was returned (Voorhees, TREC-8 QA)."""
-    return 0.0 if rank is None else 1.0 / rank
-
-
 def paired_randomization_p_value(
     differences: Sequence[float], rng: random.Random, *, rounds: int = ROUNDS
 ) -> float:
@@ -88,7 +83,7 @@ def bootstrap_interval(
         for _ in range(resamples)
     )
     tail = (1.0 - confidence) / 2.0
-    return (percentile(means, tail), percentile(means, 1.0 - tail))
+    return (nearest_rank_percentile(means, tail), nearest_rank_percentile(means, 1.0 - tail))
 
 
 def binomial_cdf(trials: int, probability: float) -> list[float]:
@@ -113,7 +108,7 @@ def binomial_cdf(trials: int, probability: float) -> list[float]:
     return cumulative
 
 
-def percentile(sorted_values: Sequence[float], quantile: float) -> float:
+def nearest_rank_percentile(sorted_values: Sequence[float], quantile: float) -> float:
     """The order statistic nearest `quantile` (Efron & Tibshirani 1993, percentile interval)."""
     index = min(len(sorted_values) - 1, max(0, round(quantile * (len(sorted_values) - 1))))
     return sorted_values[index]

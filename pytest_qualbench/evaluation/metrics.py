@@ -3,7 +3,8 @@
 docs/metrics.md states every definition; `METRIC_VERSION` names their version.
 Every per-case function takes `relevance`, the ranked results reduced to
 booleans (True = the result's text contains a needle), so each formula can be
-checked by hand on a list of a few booleans.
+checked by hand on a list of a few booleans; `reciprocal_rank` takes the first
+relevant rank, all a report keeps of a case's ranking (compare's rank moves).
 """
 
 from __future__ import annotations
@@ -55,10 +56,9 @@ def hit_at_k(relevance: Sequence[bool], k: int) -> float:
     return 1.0 if any(relevance[:k]) else 0.0
 
 
-def reciprocal_rank(relevance: Sequence[bool]) -> float:
+def reciprocal_rank(first_relevant: int | None) -> float:
     """Reciprocal rank (Voorhees, TREC-8 QA): 1 / first relevant rank, 0 if none."""
-    rank = first_relevant_rank(relevance)
-    return 0.0 if rank is None else 1.0 / rank
+    return 0.0 if first_relevant is None else 1.0 / first_relevant
 
 
 def dcg_at_k(relevance: Sequence[bool], k: int) -> float:
@@ -125,7 +125,7 @@ def positive_case_metrics(
     values["precision@1"] = values["hit@1"]
     for k in RECALL_KS:
         values[f"recall@{k}"] = needle_recall(texts[:k], needles)
-    values["mrr"] = reciprocal_rank(relevance)
+    values["mrr"] = reciprocal_rank(rank)
     values[f"ndcg@{NDCG_K}"] = ndcg_at_k(relevance, relevant_total)
     values["context_recall"] = needle_recall(texts, needles)
     values["rank_ceiling_pass"] = (
