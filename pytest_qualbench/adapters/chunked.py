@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pytest_qualbench.engine.builtin import chunk_entries
+from pytest_qualbench.engine.chunking import chunk_entries
 from pytest_qualbench.engine.types import (
     DEFAULT_KINDS,
     DEFAULT_LIMIT,

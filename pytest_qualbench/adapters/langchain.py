@@ -21,7 +21,7 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 
 from pytest_qualbench.adapters.retrievers import RetrieverEngine, chunk_metadata
-from pytest_qualbench.engine.builtin import chunk_entries
+from pytest_qualbench.engine.chunking import chunk_entries
 from pytest_qualbench.fixtures import Entry
 
 RetrieverFactory = Callable[[Sequence[Entry]], BaseRetriever]

@@ -21,7 +21,7 @@ from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import TextNode
 
 from pytest_qualbench.adapters.retrievers import RetrieverEngine, chunk_metadata
-from pytest_qualbench.engine.builtin import chunk_entries
+from pytest_qualbench.engine.chunking import chunk_entries
 from pytest_qualbench.fixtures import Entry
 
 RetrieverFactory = Callable[[Sequence[Entry]], BaseRetriever]

@@ -8,7 +8,7 @@ imported: the plugin imports the package in every pytest session.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, get_args
 
 from pytest_qualbench.engine import chunking
@@ -158,7 +158,7 @@ class Engine:
 
     def index(self, entries: Sequence[Entry]) -> None:
         """Chunk and index all entries of one content type, replacing any earlier index."""
-        self._build(*chunk_entries(entries))
+        self._build(*chunking.chunk_entries(entries))
 
     def index_chunks(self, chunks: Sequence[Chunk]) -> None:
         """Index chunks made elsewhere (the hybrid engine's, a ranker's), replacing any index.
@@ -352,35 +352,6 @@ def load_libraries() -> None:
     has never seen.
     """
     from pytest_qualbench.engine import fuzzy, porter, trigram  # noqa: F401
-
-
-def chunk_entries(entries: Sequence[Entry]) -> tuple[tuple[Chunk, ...], tuple[str, ...]]:
-    """Every entry's chunks, renumbered per source, and what chunking warned of.
-
-    Entries sorted by (source, id) make the index, hence every ranking and tie,
-    independent of the order entries arrive in.
-    """
-    chunks: list[Chunk] = []
-    warnings: list[str] = []
-    for entry in sorted(entries, key=lambda e: (e.source_label, e.id)):
-        chunked = chunking.chunk_entry_with_warnings(entry)
-        chunks.extend(chunked.chunks)
-        warnings.extend(chunked.warnings)
-    return renumber(chunks), tuple(warnings)
-
-
-def renumber(chunks: Sequence[Chunk]) -> tuple[Chunk, ...]:
-    """Positions counted per source, so (source, position) is unique even when sources repeat."""
-    seen: dict[str, int] = {}
-    renumbered = []
-    for chunk in chunks:
-        position = seen.get(chunk.source, 0)
-        seen[chunk.source] = position + 1
-        # Most entries have a source of their own: their positions need no new chunk.
-        renumbered.append(
-            chunk if chunk.position == position else replace(chunk, position=position)
-        )
-    return tuple(renumbered)
 
 
 def first_per_doc(ranked: Sequence[Ranked]) -> list[Ranked]:

@@ -2,7 +2,7 @@
 
 A chunker turns one entry's haystack into `Chunk`s whose text still holds the
 heading line or the JSON key names, and whose title is the heading path or key
-path. Positions count from 0 within the entry; the engine renumbers them per
+path. Positions count from 0 within the entry; `chunk_entries` renumbers them per
 source when several entries share a source label.
 """
 
@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pytest_qualbench.engine.types import Chunk
@@ -75,6 +75,35 @@ def chunk_entry_with_warnings(entry: Entry) -> Chunked:
         for position, piece in enumerate(pieces)
     )
     return Chunked(chunks, tuple(f"{entry.id}: {warning}" for warning in warnings))
+
+
+def chunk_entries(entries: Sequence[Entry]) -> tuple[tuple[Chunk, ...], tuple[str, ...]]:
+    """Every entry's chunks, renumbered per source, and what chunking warned of.
+
+    Entries sorted by (source, id) make the index, hence every ranking and tie,
+    independent of the order entries arrive in.
+    """
+    chunks: list[Chunk] = []
+    warnings: list[str] = []
+    for entry in sorted(entries, key=lambda e: (e.source_label, e.id)):
+        chunked = chunk_entry_with_warnings(entry)
+        chunks.extend(chunked.chunks)
+        warnings.extend(chunked.warnings)
+    return renumber(chunks), tuple(warnings)
+
+
+def renumber(chunks: Sequence[Chunk]) -> tuple[Chunk, ...]:
+    """Positions counted per source, so (source, position) is unique even when sources repeat."""
+    seen: dict[str, int] = {}
+    renumbered = []
+    for chunk in chunks:
+        position = seen.get(chunk.source, 0)
+        seen[chunk.source] = position + 1
+        # Most entries have a source of their own: their positions need no new chunk.
+        renumbered.append(
+            chunk if chunk.position == position else replace(chunk, position=position)
+        )
+    return tuple(renumbered)
 
 
 def normalize_newlines(text: str) -> str:
