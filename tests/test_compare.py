@@ -260,7 +260,7 @@ def test_parse_fail_on_reads_metric_and_delta() -> None:
     [
         ("mrr", "expected METRIC:DELTA"),
         ("mmr:0.1", "did you mean mrr"),
-        ("mrr:x", "DELTA must be a number"),
+        ("mrr:x", "DELTA 'x' is not a number"),
         ("mrr:-0.1", "between 0 and 1"),
     ],
 )

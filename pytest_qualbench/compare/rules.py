@@ -15,6 +15,7 @@ from pytest_qualbench.compare.records import (
 )
 from pytest_qualbench.compare.statistics import FLOAT_SLACK
 from pytest_qualbench.evaluation.metrics import metric_sort_key
+from pytest_qualbench.options import metric_fraction
 
 TOLERANT_MAX_DROP = 0.02
 
@@ -31,19 +32,11 @@ DEFAULT_RULES = tuple(
 
 def parse_fail_on(text: str) -> Rule:
     """Parse `METRIC:DELTA` (e.g. `mrr:0.01`) into a Rule; argparse `type=` compatible."""
-    metric, separator, number = text.partition(":")
-    if not separator:
-        raise argparse.ArgumentTypeError(f"{text!r}: expected METRIC:DELTA, e.g. mrr:0.01")
+    metric, max_drop = metric_fraction(text, what="", number="DELTA", example="mrr:0.01")
     if metric not in METRIC_ORDER:
         close = difflib.get_close_matches(metric, METRIC_ORDER, n=1)
         hint = f" (did you mean {close[0]}?)" if close else f"; known: {', '.join(METRIC_ORDER)}"
         raise argparse.ArgumentTypeError(f"unknown metric {metric!r}{hint}")
-    try:
-        max_drop = float(number)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r}: DELTA must be a number") from None
-    if not 0.0 <= max_drop <= 1.0:
-        raise argparse.ArgumentTypeError(f"{text!r}: DELTA must be between 0 and 1")
     return Rule(metric, max_drop)
 
 

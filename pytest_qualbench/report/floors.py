@@ -12,6 +12,7 @@ from pytest_qualbench.evaluation.metrics import (
     NEGATIVE_METRIC,
 )
 from pytest_qualbench.fixtures.schema import CONTENT_TYPES, FixtureSet
+from pytest_qualbench.options import metric_fraction
 
 
 @dataclass(frozen=True)
@@ -59,9 +60,7 @@ def parse_floor(
     `content_types` None leaves the scope unchecked: the command line is parsed
     before the engine, whose declared content types a floor may name, is known.
     """
-    name, separator, raw_value = text.rpartition(":")
-    if not separator or not name:
-        raise argparse.ArgumentTypeError(f"floor {text!r}: expected METRIC:VALUE, e.g. mrr:0.9")
+    name, value = metric_fraction(text, what="floor ", number="VALUE", example="mrr:0.9")
     scope, _, metric = name.rpartition(".") if "." in name else ("", "", name)
     if metric not in ALL_METRIC_NAMES:
         raise argparse.ArgumentTypeError(
@@ -71,12 +70,6 @@ def parse_floor(
         problem = scope_error(scope, content_types, accepted_by)
         if problem:
             raise argparse.ArgumentTypeError(f"floor {text!r}: {problem}")
-    try:
-        value = float(raw_value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"floor {text!r}: {raw_value!r} is not a number") from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"floor {text!r}: a floor lies between 0 and 1")
     return Floor(metric=metric, scope=scope or None, value=value)
 
 
