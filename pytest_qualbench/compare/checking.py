@@ -92,7 +92,7 @@ def _type_problem(where: str, value: Any, expected: type) -> str | None:
     # bool is an int to Python, never to a report.
     if isinstance(value, expected) and not (expected is int and isinstance(value, bool)):
         return None
-    return f"{where}: expected {_json_name(expected)}, got {_shown(value)}"
+    return f"{where}: expected {_expected_json(expected)}, got {_shown(value)}"
 
 
 def _metadata_problem(metadata: dict[str, Any]) -> str | None:
@@ -100,7 +100,7 @@ def _metadata_problem(metadata: dict[str, Any]) -> str | None:
     for key, expected in (("engine", dict), ("git", dict), ("timestamp", str)):
         value = metadata.get(key)
         if value is not None and not isinstance(value, expected):
-            return f"metadata.{key}: expected {_json_name(expected)}, got {_shown(value)}"
+            return f"metadata.{key}: expected {_expected_json(expected)}, got {_shown(value)}"
     return None
 
 
@@ -168,7 +168,7 @@ def _case_problem(where: str, case: Any) -> str | None:
             return f"{where}: missing {key}"
         value = case[key]
         if type(value) not in types:
-            return f"{where}.{key}: expected {_json_name(types[0])}, got {_shown(value)}"
+            return f"{where}.{key}: expected {_expected_json(types[0])}, got {_shown(value)}"
     if case["rank"] is not None and case["rank"] < 1:
         return f"{where}.rank: expected a rank >= 1 or null, got {case['rank']}"
     for name, value in case["metrics"].items():
@@ -239,7 +239,8 @@ def _table_disagreement(
     return None
 
 
-def _json_name(expected: type) -> str:
+def _expected_json(expected: type) -> str:
+    """What a report field of this Python type must hold, for "expected ..." (an int is an integer)."""
     names = {
         dict: "an object",
         list: "an array",
