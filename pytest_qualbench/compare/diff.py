@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import random
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -21,7 +20,11 @@ from pytest_qualbench.compare.records import (
     content_type_sort_key,
 )
 from pytest_qualbench.compare.rules import DEFAULT_RULES, metric_regressions
-from pytest_qualbench.compare.statistics import bootstrap_interval, paired_randomization_p_value
+from pytest_qualbench.compare.statistics import (
+    bootstrap_interval,
+    generator,
+    paired_randomization_p_value,
+)
 from pytest_qualbench.evaluation.metrics import metric_sort_key
 
 RANK_MOVES_SHOWN = 10
@@ -250,7 +253,7 @@ def metric_change(
         return MetricChange(scope, metric, base_value, head_value, len(values), 0, None, None, None)
     # One generator per scope and metric, so a p-value never depends on which
     # other scopes or metrics were compared before it.
-    rng = random.Random(f"{seed}/{scope}/{metric}")
+    rng = generator(f"{seed}/{scope}/{metric}")
     p_value = paired_randomization_p_value(differences, rng)
     ci_low, ci_high = bootstrap_interval(differences, rng)
     return MetricChange(
