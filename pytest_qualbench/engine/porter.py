@@ -70,7 +70,7 @@ def token_stream(texts: Sequence[str], words: RawWords) -> tuple[DocIds, DocIds]
     counts = []
     per_text = []
     # Each text's words are numbered and dropped at once: a block's worth of word strings
-    # alive together left 10 MB more of the heap fragmented after a 10^4-chunk build.
+    # alive together would fragment the heap the build leaves behind.
     for text in texts:
         text_words = raw_words(text)
         # A dict subclass's __getitem__ runs in C for known words: no Python call per word.
@@ -131,7 +131,7 @@ class PorterLayer:
             part = chunks[first : first + BLOCK_DOCS]
             body_words, body_docs = token_stream([chunk.text for chunk in part], token_ids)
             title_words, title_docs = token_stream([chunk.title for chunk in part], token_ids)
-            # Stemming each distinct word once, not each token, is most of the build's saving.
+            # Each distinct word is stemmed once, not each token: stemming is the slow part.
             new_terms = [self.term_of(word) for word in words.tokens[len(term_of_word) :]]
             term_of_word = np.append(term_of_word, np.asarray(new_terms, dtype=np.int64))
             word_pairs, _ = counted(
@@ -159,9 +159,8 @@ class PorterLayer:
         starts, ends, tokens = token_ids.tables()
         whole = set(tokens[starts[ends > starts]].tolist())
         self.identifier_parts = frozenset(word for word, id_ in words.items() if id_ not in whole)
-        # The term of every indexed word, so a query of known words needs no stemmer
-        # (nltk takes 1-4 s to import where scipy is installed; an index from the
-        # cache then answers without it).
+        # The term of every indexed word, so a query of known words needs no stemmer:
+        # importing nltk is slow, and an index from the cache then answers without it.
         self.word_terms: dict[str, int] = {
             word: term
             for word, term in zip(words, term_of_word.tolist(), strict=True)
