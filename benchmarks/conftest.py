@@ -8,12 +8,12 @@ import pytest
 
 from benchmarks.corpus import SCALES
 from benchmarks.ledger import Ledger
-from benchmarks.quality import RankerQuality, table_lines
+from benchmarks.quality import QualityRun, fold_lines, table_lines
 from benchmarks.workbench import Workbench
 
 LEDGER = pytest.StashKey[Ledger]()
 WORKBENCH = pytest.StashKey[Workbench]()
-QUALITY = pytest.StashKey[list[RankerQuality]]()
+QUALITY = pytest.StashKey[list[QualityRun]]()
 
 
 def scale_list(value: str) -> list[str]:
@@ -67,8 +67,8 @@ def ledger(pytestconfig: pytest.Config) -> Ledger:
 
 
 @pytest.fixture(scope="session")
-def quality_table(pytestconfig: pytest.Config) -> list[RankerQuality]:
-    """The quality rows of this run, filled by the quality benchmark, shown at the end."""
+def quality_table(pytestconfig: pytest.Config) -> list[QualityRun]:
+    """The quality run of this session, filled by the quality benchmark, shown at the end."""
     return pytestconfig.stash[QUALITY]
 
 
@@ -85,10 +85,9 @@ def pytest_terminal_summary(
         terminalreporter.section("qualbench performance: engine and peers, same run")
         for line in lines:
             terminalreporter.write_line(line)
-    quality = config.stash[QUALITY]
-    if quality:
+    for quality in config.stash[QUALITY]:
         terminalreporter.section(
-            "qualbench quality: CISI and MEDLINE, engine vs plain bm25, same run"
+            "qualbench quality: CISI, MEDLINE, CACM, NPL; engine vs bm25s and tantivy, same run"
         )
-        for line in table_lines(quality):
+        for line in [*table_lines(quality.rows), "", *fold_lines(quality.folds)]:
             terminalreporter.write_line(line)

@@ -1,34 +1,69 @@
-"""Retrieval quality on collections nobody here wrote: CISI and MEDLINE, head to head.
+"""Retrieval quality on collections nobody here wrote: CISI, MEDLINE, CACM and NPL, head to head.
 
 Each collection (BEIR layout, in `<repo>/../shared/data/`, read in place) is
 turned into a fixture file by the project's own importer (`qualbench import
 beir`) in a temporary folder, loaded with the plugin's fixture loader and
-indexed by the built-in engine. Every ranker of `--qualbench-rankers` then
-orders the engine's chunks for each case, and its first 10 chunks are judged
-with the report's metric definitions, exactly as the head-to-head section does.
+chunked once by the built-in chunkers. The built-in engine, bm25s, tantivy and
+the plain `bm25` ranker then each order those chunks for every case, and their
+first 10 chunks are judged with the report's metric definitions
+(`evaluation.metrics`), exactly as the head-to-head section does.
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
+from benchmarks.loo import Fold, leave_one_out, setting_key
 from pytest_qualbench.cli import qualbench as qualbench_cli
-from pytest_qualbench.engine.builtin import Engine
-from pytest_qualbench.evaluation.metrics import mean_metrics
+from pytest_qualbench.engine.builtin import Engine, chunk_entries
+from pytest_qualbench.engine.types import Chunk, IndexState
+from pytest_qualbench.evaluation.metrics import mean_metrics, positive_case_metrics
 from pytest_qualbench.fixtures import Case, load_fixture_set
-from pytest_qualbench.sections.head_to_head import ranking_metrics
-from pytest_qualbench.sections.rankers import resolve_ranker
+from pytest_qualbench.sections.rankers import RANKING_DEPTH, resolve_ranker
 
-SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-COLLECTIONS = ("cisi", "med")
-RANKERS = ("flatfile", "bm25", "engine")
-METRICS = ("ndcg@10", "mrr", "recall@10")
+# `<repo>/../shared/data`; QUALBENCH_SHARED_DATA names another folder (a git worktree's
+# checkout sits elsewhere than the repository it belongs to).
+SHARED_DATA = Path(
+    os.environ.get("QUALBENCH_SHARED_DATA")
+    or Path(__file__).resolve().parents[1].parent / "shared" / "data"
+)
+COLLECTIONS = ("cisi", "med", "cacm", "npl")
+TITLES = {"cisi": "CISI", "med": "MEDLINE", "cacm": "CACM", "npl": "NPL"}
+# The peers the engine must match: the strongest lexical engines the project ships.
+PEERS = ("bm25s", "tantivy")
+# The plugin's plain-BM25 ranker, shown for reference.
 BASELINE = "bm25"
 REFERENCE = "engine"
+RANKERS = (REFERENCE, *PEERS, BASELINE)
+METRICS = ("ndcg@10", "mrr", "recall@10")
+# The settings (keyword arguments of `Engine`) the quality benchmark chooses among by
+# leave-one-collection-out, the shipped defaults first: each collection's LOO row is
+# the engine with the setting chosen on the other three. The two options the engine's
+# defaults changed in (issue 24), each at the values around its default and the old
+# one; `python -m benchmarks.tune` searched a wider grid (docs/engine.md).
+LOO_GRID: tuple[dict[str, Any], ...] = tuple(
+    {} if (words, k) == (3, 10) else {"trigram_full_weight_words": words, "rrf_k": k}
+    for words in (3, 2, 4, 8)
+    for k in (10, 20, 60)
+)
+
+
+@dataclass(frozen=True)
+class Collection:
+    """One imported collection: its chunks and positive cases, each case's relevant-chunk count."""
+
+    name: str
+    chunks: tuple[Chunk, ...]
+    cases: tuple[Case, ...]
+    relevant_totals: tuple[int, ...]
+    # The default engine's index of the chunks, restored for every setting that can use it.
+    default_index: IndexState
 
 
 @dataclass(frozen=True)
@@ -40,6 +75,8 @@ class RankerQuality:
     cases: int
     metrics: dict[str, float]
     corrected: int | None
+    # The engine row scored with the defaults chosen without this collection (LOO).
+    held_out: bool = False
 
 
 def missing_collections(data: Path = SHARED_DATA) -> list[str]:
@@ -58,77 +95,175 @@ def import_collection(name: str, workdir: Path, data: Path = SHARED_DATA) -> Pat
     return output
 
 
-def measure_collection(
-    name: str,
-    fixture_path: Path,
-    rankers: Sequence[str] = RANKERS,
-    engine_factory: Callable[[], Engine] = Engine,
-) -> list[RankerQuality]:
-    """Every ranker's quality on one imported collection, rankers in the order given."""
+def load_collection(name: str, workdir: Path, data: Path = SHARED_DATA) -> Collection:
+    """Import, load and chunk one collection once, for every ranker and setting to share."""
+    fixture_path = import_collection(name, workdir, data)
     fixture_set = load_fixture_set([fixture_path], fixture_path.parent)
     errors = fixture_set.errors()
     if errors:
         raise RuntimeError(f"{fixture_path}: {errors[0]}")
-    engine = engine_factory()
-    engine.index(fixture_set.entries())
-    chunks = engine.chunks()
-    cases = sorted(
-        (case for case in fixture_set.cases() if not case.is_negative), key=lambda c: c.case_id
+    chunks, _ = chunk_entries(fixture_set.entries())
+    cases = tuple(
+        sorted(
+            (case for case in fixture_set.cases() if not case.is_negative),
+            key=lambda c: c.case_id,
+        )
     )
-    measured = []
-    for ranker_name in rankers:
-        ranker = resolve_ranker(ranker_name)(engine, chunks)
-        values = [
-            ranking_metrics(case, chunks, ranker.rank(case.query, chunks), METRICS)
-            for case in cases
-        ]
-        means = mean_metrics(values, METRICS)
-        measured.append(
-            RankerQuality(
-                collection=name,
-                ranker=ranker_name,
-                cases=len(cases),
-                metrics={metric: means[metric] or 0.0 for metric in METRICS},
-                corrected=corrected_count(engine, cases) if ranker_name == REFERENCE else None,
+    # |R| of each case: the chunks holding one of its needles (the head-to-head's count).
+    totals = tuple(
+        sum(1 for chunk in chunks if any(needle in chunk.text for needle in case.needles))
+        for case in cases
+    )
+    engine = Engine()
+    engine.index_chunks(chunks)
+    return Collection(name, chunks, cases, totals, engine.index_state())
+
+
+def judged(collection: Collection, rankings: Sequence[Sequence[int]]) -> dict[str, float]:
+    """The mean METRICS of one ranking per case, as the head-to-head section judges them."""
+    values = []
+    for case, total, ranking in zip(
+        collection.cases, collection.relevant_totals, rankings, strict=True
+    ):
+        texts = [collection.chunks[index].text for index in ranking[:RANKING_DEPTH]]
+        values.append(
+            positive_case_metrics(
+                texts,
+                case.needles,
+                relevant_total=total,
+                rank_ceiling=0,
+                first_relevant_layer=None,
+                expected_layer=case.expected_layer,
+                layers_reported=False,
             )
         )
-    return measured
+    means = mean_metrics(values, METRICS)
+    return {metric: means[metric] or 0.0 for metric in METRICS}
 
 
-def corrected_count(engine: Engine, cases: Sequence[Case]) -> int:
-    """How many case queries the engine rewrote (each is correctly spelled English)."""
-    return sum(engine.corrected_query(case.query) is not None for case in cases)
+# Engine options the index itself depends on; the others apply to the collection's
+# default index restored (`Engine.restore_index`), which saves a build per setting.
+BUILD_OPTIONS = frozenset({"title_weight"})
 
 
-def table_lines(rows: Sequence[RankerQuality]) -> list[str]:
-    """The one table: a row per (collection, ranker), then the engine's ratio to plain bm25."""
-    header = f"{'collection':<11}{'ranker':<10}{'cases':>6}" + "".join(
-        f"{metric:>11}" for metric in METRICS
+def indexed_engine(collection: Collection, setting: Mapping[str, Any]) -> Engine:
+    """The built-in engine with `setting`'s keyword arguments, indexed over the chunks."""
+    engine = Engine(**setting)
+    if BUILD_OPTIONS & set(setting):
+        engine.index_chunks(collection.chunks)
+        return engine
+    engine.restore_index(collection.default_index)
+    return engine
+
+
+def ranker_quality(
+    collection: Collection, ranker_name: str, engine: Engine, *, held_out: bool = False
+) -> RankerQuality:
+    """One ranker's quality over the collection, the engine given ranking for `engine`."""
+    ranker = resolve_ranker(ranker_name)(engine, collection.chunks)
+    try:
+        rankings = [ranker.rank(case.query, collection.chunks) for case in collection.cases]
+    finally:
+        close = getattr(ranker, "close", None)
+        if callable(close):
+            close()
+    corrected = None
+    if ranker_name == REFERENCE:
+        corrected = sum(engine.corrected_query(case.query) is not None for case in collection.cases)
+    return RankerQuality(
+        collection=collection.name,
+        ranker=ranker_name,
+        cases=len(collection.cases),
+        metrics=judged(collection, rankings),
+        corrected=corrected,
+        held_out=held_out,
     )
-    lines = [header + f"{'corrected':>11}"]
-    for row in rows:
-        corrected = "-" if row.corrected is None else f"{row.corrected}/{row.cases}"
-        cells = "".join(f"{row.metrics[metric]:>11.3f}" for metric in METRICS)
-        lines.append(f"{row.collection:<11}{row.ranker:<10}{row.cases:>6}{cells}{corrected:>11}")
-    for collection in dict.fromkeys(row.collection for row in rows):
-        ratios = {
-            metric: ratio(rows, collection, metric)
-            for metric in METRICS
-            if find(rows, collection, BASELINE) and find(rows, collection, REFERENCE)
+
+
+def engine_quality(collection: Collection, setting: Mapping[str, Any]) -> RankerQuality:
+    """The built-in engine's quality with `setting` (keyword arguments of `Engine`)."""
+    return ranker_quality(collection, REFERENCE, indexed_engine(collection, setting))
+
+
+def peer_quality(collection: Collection, peer: str) -> dict[str, float]:
+    """A peer's metrics over the collection (the engine is only passed along, not used)."""
+    return ranker_quality(collection, peer, Engine()).metrics
+
+
+@dataclass(frozen=True)
+class QualityRun:
+    """Every row of one quality run, and the leave-one-collection-out folds behind its LOO rows."""
+
+    rows: tuple[RankerQuality, ...]
+    folds: tuple[Fold, ...]
+
+
+def measure_quality(
+    collections: Sequence[Collection], grid: Sequence[Mapping[str, Any]] = LOO_GRID
+) -> QualityRun:
+    """Peers and the engine (defaults) on every collection, then the LOO rows over `grid`."""
+    rows: list[RankerQuality] = []
+    engine_rows: dict[str, dict[str, RankerQuality]] = {}
+    for collection in collections:
+        engine = indexed_engine(collection, {})
+        rows.extend(ranker_quality(collection, name, engine) for name in RANKERS)
+    names = [collection.name for collection in collections]
+    ratios: dict[str, dict[str, float]] = {}
+    for setting in grid:
+        key = setting_key(setting)
+        engine_rows[key] = {}
+        for collection in collections:
+            row = find(rows, collection.name, REFERENCE) if not setting else None
+            engine_rows[key][collection.name] = row or engine_quality(collection, setting)
+        ratios[key] = {
+            name: engine_rows[key][name].metrics["ndcg@10"] / best_peer_ndcg(rows, name)
+            for name in names
         }
-        if ratios:
-            cells = "".join(f"{value:>11.3f}" for value in ratios.values())
-            lines.append(f"{collection:<11}{'eng/bm25':<10}{'':>6}{cells}")
-    return lines
+    folds = tuple(leave_one_out(ratios, names))
+    for fold in folds:
+        rows.append(replace(engine_rows[fold.setting_key][fold.held_out], held_out=True))
+    return QualityRun(tuple(rows), folds)
 
 
 def find(rows: Sequence[RankerQuality], collection: str, ranker: str) -> RankerQuality | None:
-    return next((r for r in rows if r.collection == collection and r.ranker == ranker), None)
+    return next(
+        (r for r in rows if r.collection == collection and r.ranker == ranker and not r.held_out),
+        None,
+    )
 
 
-def ratio(rows: Sequence[RankerQuality], collection: str, metric: str) -> float:
-    """engine / bm25 for one metric of one collection, both measured in this run."""
-    engine = find(rows, collection, REFERENCE)
-    baseline = find(rows, collection, BASELINE)
-    assert engine is not None and baseline is not None
-    return engine.metrics[metric] / baseline.metrics[metric]
+def best_peer_ndcg(rows: Sequence[RankerQuality], collection: str) -> float:
+    """The highest nDCG@10 among the PEERS on one collection, measured in this run."""
+    figures = [find(rows, collection, peer) for peer in PEERS]
+    return max(row.metrics["ndcg@10"] for row in figures if row is not None)
+
+
+def table_lines(rows: Sequence[RankerQuality]) -> list[str]:
+    """A row per (collection, ranker), then the engine's nDCG@10 over the best peer's."""
+    header = f"{'collection':<11}{'ranker':<16}{'cases':>6}" + "".join(
+        f"{metric:>11}" for metric in METRICS
+    )
+    lines = [header + f"{'corrected':>11}{'/ best peer':>13}"]
+    for row in rows:
+        corrected = "-" if row.corrected is None else f"{row.corrected}/{row.cases}"
+        cells = "".join(f"{row.metrics[metric]:>11.3f}" for metric in METRICS)
+        name = f"{row.ranker} (LOO)" if row.held_out else row.ranker
+        relative = ""
+        if row.ranker == REFERENCE and all(find(rows, row.collection, p) for p in PEERS):
+            relative = f"{row.metrics['ndcg@10'] / best_peer_ndcg(rows, row.collection):>13.3f}"
+        lines.append(
+            f"{TITLES.get(row.collection, row.collection):<11}{name:<16}{row.cases:>6}{cells}"
+            f"{corrected:>11}{relative}"
+        )
+    return lines
+
+
+def fold_lines(folds: Sequence[Fold]) -> list[str]:
+    """Each held-out collection, the setting chosen on the other three and both figures."""
+    lines = [f"{'held out':<11}{'chosen on the other three':<50}{'train gm':>10}{'held out':>10}"]
+    for fold in folds:
+        lines.append(
+            f"{TITLES.get(fold.held_out, fold.held_out):<11}{fold.setting_key:<50}"
+            f"{fold.training_mean:>10.3f}{fold.held_out_ratio:>10.3f}"
+        )
+    return lines

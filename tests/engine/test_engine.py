@@ -280,9 +280,9 @@ def test_config_names_every_constant(markdown_engine: Engine) -> None:
     assert porter["bm25_k3"] == 8.0
     fusion = config["fusion"]
     assert isinstance(fusion, dict)
-    assert fusion["rrf_k"] == 60
+    assert fusion["rrf_k"] == 10
     assert fusion["depth_per_layer"] == 100
-    assert fusion["trigram_full_weight_words"] == 8
+    assert fusion["trigram_full_weight_words"] == 3
     fuzzy = config["fuzzy"]
     assert isinstance(fuzzy, dict)
     assert fuzzy["mode"] == "eager"
