@@ -112,7 +112,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{', '.join(missing)} not found under {arguments.data}", file=sys.stderr)
         return 2
     settings: dict[str, Setting] = {"defaults": {}}
-    for setting in [parse_setting(text) for text in arguments.tries] or LOO_GRID:
+    tried: Sequence[Setting] = [parse_setting(text) for text in arguments.tries] or LOO_GRID
+    for setting in tried:
         settings.setdefault(setting_key(setting), setting)
     with tempfile.TemporaryDirectory(prefix="qualbench-tune-") as workdir:
         started = time.perf_counter()
