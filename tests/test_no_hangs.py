@@ -80,9 +80,15 @@ def test_search_past_the_timeout_fails_its_case_and_the_run_goes_on(
     assert any("timed out" in str(f["actual"]) for f in report["failures"])
 
 
+# Every mode docs/distributed.md lists; loadfile, loadscope and loadgroup requeue the
+# crashed case in xdist's own schedulers, and a case that always crashes then hangs.
+DIST_MODES = ["load", "worksteal", "loadgroup", "loadfile", "loadscope"]
+
+
 @pytest.mark.usefixtures("word_engine")
-def test_loadfile_survives_a_worker_crash(
-    pytester: pytest.Pytester, write_fixture: WriteFixture
+@pytest.mark.parametrize("mode", DIST_MODES)
+def test_every_dist_mode_survives_a_worker_crash(
+    pytester: pytest.Pytester, write_fixture: WriteFixture, mode: str
 ) -> None:
     pytest.importorskip("xdist")
     write_fixture("markdown.jsonl", cases("md", "markdown"))
@@ -93,9 +99,10 @@ def test_loadfile_survives_a_worker_crash(
         "-n",
         "2",
         "--dist",
-        "loadfile",
+        mode,
         "--qualbench-engine=crashing:Crashing",
-        timeout=120,
+        # Up to three worker start-ups in a row: slow on a loaded machine, never endless.
+        timeout=240,
     )
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     report = read(pytester.path / ".qualbench" / "report.json")

@@ -21,7 +21,8 @@ from importlib.metadata import version
 from typing import Any, ClassVar
 
 import psycopg
-from psycopg import sql
+from psycopg import errors, sql
+from psycopg.conninfo import conninfo_to_dict, make_conninfo, timeout_from_conninfo
 
 from pytest_qualbench.adapters.chunked import ChunkedEngine
 from pytest_qualbench.engine.fusion import fuse
@@ -33,6 +34,13 @@ TRIGRAM_LAYER = "trigram"
 FUSED_LAYER = f"rrf({TSVECTOR_LAYER}+{TRIGRAM_LAYER})"
 # A serial session's schema; xdist workers share theirs through the run id.
 _PROCESS_RUN_ID = uuid.uuid4().hex
+# Seconds to wait for a server to answer the connection, unless the DSN (or
+# $PGCONNECT_TIMEOUT) says otherwise: libpq's default is no limit, psycopg's 130 s
+# per content type, and a server that accepts but never answers then stalls the run.
+DEFAULT_CONNECT_TIMEOUT_S = 10
+# One advisory lock for the whole database around CREATE EXTENSION: two sessions
+# creating it at once race on pg_extension's unique index (the schema lock is per run).
+_EXTENSION_LOCK = "pytest-qualbench: CREATE EXTENSION pg_trgm"
 
 _TS_QUERY = """
 SELECT doc, ts_rank_cd(document, query)::float8 AS score
@@ -72,6 +80,32 @@ def corpus_fingerprint(chunks: tuple[Chunk, ...], language: str) -> str:
     return digest.hexdigest()[:24]
 
 
+def connect(dsn: str, connect_timeout: int) -> psycopg.Connection[Any]:
+    """An autocommit connection, waiting at most the DSN's connect_timeout, else ours."""
+    conninfo = resolve_dsn(dsn)
+    if "connect_timeout" not in conninfo_to_dict(conninfo) and not os.environ.get(
+        "PGCONNECT_TIMEOUT"
+    ):
+        conninfo = make_conninfo(conninfo, connect_timeout=connect_timeout)
+    try:
+        return psycopg.connect(conninfo, autocommit=True)
+    except errors.ConnectionTimeout as exc:
+        seconds = timeout_from_conninfo(conninfo_to_dict(conninfo))
+        raise errors.ConnectionTimeout(
+            f"postgres engine: the server did not answer within {seconds:g} s "
+            "(connect_timeout: set it in the DSN or with the engine option connect_timeout)"
+        ) from exc
+
+
+def searchable(text: str) -> str:
+    """`text` as PostgreSQL can store it: a NUL byte (which text columns refuse) as a space.
+
+    The built-in engine's tokenizer breaks words at a NUL as at any other
+    non-word character, so the two engines see the same words.
+    """
+    return text.replace("\x00", " ")
+
+
 def resolve_dsn(dsn: str) -> str:
     """The DSN given, else $QUALBENCH_POSTGRES_DSN; a clear error without either."""
     resolved = dsn or os.environ.get(DSN_VARIABLE, "")
@@ -96,6 +130,7 @@ class PostgresEngine(ChunkedEngine):
         trigram: bool = True,
         rrf_k: int = 60,
         fusion_depth: int = 100,
+        connect_timeout: int = DEFAULT_CONNECT_TIMEOUT_S,
     ) -> None:
         super().__init__()
         self.language = language
@@ -105,9 +140,7 @@ class PostgresEngine(ChunkedEngine):
         self.schema = session_schema()
         self._token = uuid.uuid4().hex
         self._table: sql.Identifier | None = None
-        self._connection: psycopg.Connection[Any] | None = psycopg.connect(
-            resolve_dsn(dsn), autocommit=True
-        )
+        self._connection: psycopg.Connection[Any] | None = connect(dsn, connect_timeout)
         row = self._connection.execute("SHOW server_version").fetchone()
         self._server_version = str(row[0]) if row else "unknown"
 
@@ -137,11 +170,14 @@ class PostgresEngine(ChunkedEngine):
         schema = sql.Identifier(self.schema)
         name = "corpus_" + corpus_fingerprint(chunks, self.language)
         table = sql.Identifier(self.schema, name)
+        if self.trigram:
+            # Its own short transaction: the lock is the database's, not this run's.
+            with connection.transaction():
+                connection.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [_EXTENSION_LOCK])
+                connection.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
         with connection.transaction():
             # One lock per schema serialises its DDL across workers (and sessions).
             connection.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", [self.schema])
-            if self.trigram:
-                connection.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm")
             connection.execute(sql.SQL("CREATE SCHEMA IF NOT EXISTS {}").format(schema))
             connection.execute(
                 sql.SQL("CREATE TABLE IF NOT EXISTS {} (token text PRIMARY KEY)").format(
@@ -177,7 +213,14 @@ class PostgresEngine(ChunkedEngine):
             sql.SQL("COPY {} (doc, kind, title, body) FROM STDIN").format(table)
         ) as copy:
             for doc, chunk in enumerate(chunks):
-                copy.write_row((doc, chunk.kind, chunk.title, chunk.text))
+                row = (doc, chunk.kind, searchable(chunk.title), searchable(chunk.text))
+                try:
+                    copy.write_row(row)
+                except (psycopg.DataError, UnicodeEncodeError) as exc:
+                    raise ValueError(
+                        f"postgres engine: entry {chunk.entry_id!r} ({chunk.source}) "
+                        f"cannot be stored: {exc}"
+                    ) from exc
         connection.execute(sql.SQL("CREATE INDEX ON {} USING gin (document)").format(table))
         if self.trigram:
             connection.execute(
@@ -189,7 +232,12 @@ class PostgresEngine(ChunkedEngine):
         if self._table is None:
             return []
         depth = max(limit, self.fusion_depth)
-        params = {"query": query, "kinds": sorted(kinds), "depth": depth, "language": self.language}
+        params = {
+            "query": searchable(query),
+            "kinds": sorted(kinds),
+            "depth": depth,
+            "language": self.language,
+        }
         words = self._select(_TS_QUERY, _ALL_WORDS, params)
         if not words:
             words = self._select(_TS_QUERY, _ANY_WORD, params)

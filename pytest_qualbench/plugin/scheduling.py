@@ -1,6 +1,7 @@
 """xdist's file and scope scheduling, minus re-running the case that crashed a worker.
 
-When a worker dies, xdist's `loadfile`/`loadscope` schedulers put the whole
+When a worker dies, xdist's `loadscope` scheduler and the two built on it
+(`loadfile`, `loadgroup`) put the whole
 unfinished work unit back in the queue, the case that crashed the worker
 included. A case that crashes every time it runs then kills worker after
 worker until xdist stops replacing them, and the session hangs. `load` mode
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from xdist.scheduler import LoadFileScheduling, LoadScopeScheduling
+from xdist.scheduler import LoadFileScheduling, LoadGroupScheduling, LoadScopeScheduling
 
 
 class _CrashedCaseStaysDone:
@@ -31,6 +32,11 @@ class _CrashedCaseStaysDone:
             for unit in workload.values():
                 if crashed in unit:
                     unit[crashed] = True
+            # A unit with nothing left to run must not go back in the queue: handed to
+            # a new worker as an empty batch, it never finishes, and the session hangs
+            # (`loadgroup`: without `xdist_group` marks every case is a unit of its own).
+            for scope in [scope for scope, unit in workload.items() if all(unit.values())]:
+                del workload[scope]
         # The parent requeues what is still pending; its crash guess would be the next case.
         super().remove_node(node)  # type: ignore[misc]
         return crashed
@@ -44,11 +50,20 @@ class CrashSafeLoadScope(_CrashedCaseStaysDone, LoadScopeScheduling):  # type: i
     """`--dist loadscope` that never runs a crashed case again."""
 
 
+class CrashSafeLoadGroup(_CrashedCaseStaysDone, LoadGroupScheduling):  # type: ignore[misc]
+    """`--dist loadgroup` that never runs a crashed case again."""
+
+
+# Every xdist mode whose scheduler requeues a crashed worker's work unit. The others
+# (`load`, `worksteal`, `each`) report the crashed case and move on by themselves.
+CRASH_SAFE_SCHEDULERS: dict[str, type] = {
+    "loadscope": CrashSafeLoadScope,
+    "loadfile": CrashSafeLoadFile,
+    "loadgroup": CrashSafeLoadGroup,
+}
+
+
 def crash_safe_scheduler(config: Any, log: Any) -> Any:
-    """The scheduler for `--dist loadfile`/`loadscope`, None for xdist's own choice."""
-    mode = config.getvalue("dist")
-    if mode == "loadfile":
-        return CrashSafeLoadFile(config, log)
-    if mode == "loadscope":
-        return CrashSafeLoadScope(config, log)
-    return None
+    """The crash-safe scheduler for the `--dist` mode, None for xdist's own choice."""
+    scheduler = CRASH_SAFE_SCHEDULERS.get(config.getvalue("dist"))
+    return None if scheduler is None else scheduler(config, log)

@@ -17,6 +17,8 @@ import psycopg
 import pytest
 import tantivy  # noqa: F401
 import wordllama  # noqa: F401
+from psycopg import sql
+from psycopg.conninfo import make_conninfo
 
 from pytest_qualbench.fixtures import Entry
 from tests.postgres_server import server_binaries, throwaway_server
@@ -82,3 +84,29 @@ def postgres(
     monkeypatch.setenv("PYTEST_XDIST_TESTRUNUID", uuid.uuid4().hex)
     with psycopg.connect(postgres_dsn, autocommit=True) as connection:
         yield connection
+
+
+@pytest.fixture
+def fresh_database(postgres_dsn: str) -> Iterator[str]:
+    """The DSN of a database created for this test (no extension in it yet), dropped after."""
+    name = f"qualbench_test_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(postgres_dsn, autocommit=True) as connection:
+        connection.execute(
+            sql.SQL("CREATE DATABASE {} TEMPLATE template0").format(sql.Identifier(name))
+        )
+    try:
+        yield make_conninfo(postgres_dsn, dbname=name)
+    finally:
+        with psycopg.connect(postgres_dsn, autocommit=True) as connection:
+            connection.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+            )
+
+
+def qualbench_schemas(dsn: str) -> list[str]:
+    """The qualbench_* schemas in the database: what a run must not leave behind."""
+    with psycopg.connect(dsn, autocommit=True) as connection:
+        rows = connection.execute(
+            "SELECT nspname FROM pg_namespace WHERE nspname LIKE 'qualbench%%' ORDER BY 1"
+        ).fetchall()
+    return [str(row[0]) for row in rows]
