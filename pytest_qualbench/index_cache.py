@@ -26,6 +26,8 @@ way the index is built afresh.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import json
 import mmap
@@ -37,6 +39,8 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
+
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -390,15 +394,49 @@ def load_or_index(
     loaded = cache.load(content_type, key, engine)
     if loaded.engine is not None:
         return Indexed(loaded.engine, _ms_since(started), True, loaded.status)
-    if loaded.status != "missing":
-        # A failed restore may have left part of an index behind: start from a new engine.
-        engine = make_engine()
-    engine.index(entries)
-    try:
-        stored = cache.store(content_type, key, engine)
-    except OSError:
-        stored = False
+    if loaded.status == "unsupported":
+        # Nothing to share through the cache: this engine builds its own index.
+        engine.index(entries)
+        return Indexed(engine, _ms_since(started), False, loaded.status)
+    with build_lock(cache, content_type):
+        # Whoever held the lock (another xdist worker) may have stored it meanwhile.
+        loaded = cache.load(content_type, key, engine)
+        if loaded.engine is not None:
+            return Indexed(loaded.engine, _ms_since(started), True, loaded.status)
+        if loaded.status != "missing":
+            # A failed restore may have left part of an index behind: start from a new engine.
+            engine = make_engine()
+        engine.index(entries)
+        try:
+            stored = cache.store(content_type, key, engine)
+        except OSError:
+            stored = False
     return Indexed(engine, _ms_since(started), False, loaded.status, stored)
+
+
+@contextlib.contextmanager
+def build_lock(cache: IndexCache, name: str) -> Iterator[None]:
+    """Held while one process builds `name`'s index: the others wait, then load what it stored.
+
+    An `flock` on a file beside the index: the kernel drops it when its holder
+    exits, so a builder that crashes or is killed never leaves the others
+    waiting. The wait itself runs under --qualbench-timeout with the build. A
+    cache directory that cannot be written takes no lock: each process builds.
+    """
+    try:
+        cache.directory.mkdir(parents=True, exist_ok=True)
+        # O_NOFOLLOW: a link planted under the lock's name is refused, never followed.
+        descriptor = os.open(
+            cache.directory / f".{name}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o644
+        )
+    except OSError:
+        yield
+        return
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(descriptor)
 
 
 def _ms_since(started: float) -> float:

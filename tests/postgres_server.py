@@ -35,7 +35,7 @@ def _version_key(path: str) -> int:
     return int(version) if version.isdigit() else 0
 
 
-def _as_server_user(command: list[str]) -> list[str]:
+def as_server_user(command: list[str]) -> list[str]:
     if os.geteuid() != 0:
         return command
     return ["runuser", "-u", UNPRIVILEGED_USER, "--", *command]
@@ -52,7 +52,7 @@ def throwaway_server(binaries: Path) -> Iterator[str]:
         shutil.chown(directory, UNPRIVILEGED_USER)
     data = directory / "data"
     log = directory / "server.log"
-    run = _as_server_user
+    run = as_server_user
     try:
         subprocess.run(
             run([str(binaries / "initdb"), "-D", str(data), "-U", DATABASE_USER,

@@ -134,3 +134,64 @@ def test_crashed_case_is_attributed_from_the_items_own_data(
     assert {c["case_id"] for c in report["cases"]} == {"md_a_q1", crash_id}
     assert report["overall"]["cases"] == 2
     assert report["overall"]["mrr"] == 0.5
+
+
+# index() misbehaving in every process: forever, or by killing the process (abort()
+# is what a crashing native library does). Issue 25 finding 3: under xdist the
+# controller built every index itself, outside the timeout and outside any worker.
+HANGING_INDEX_ENGINE = """
+import time
+import wordengine
+
+class HangingIndex(wordengine.WordEngine):
+    def index(self, entries):
+        time.sleep(600)
+"""
+
+ABORTING_INDEX_ENGINE = """
+import os
+import wordengine
+
+class AbortingIndex(wordengine.WordEngine):
+    def index(self, entries):
+        os.abort()
+"""
+
+
+@pytest.mark.usefixtures("word_engine")
+def test_a_hanging_index_under_xdist_fails_its_cases_within_the_timeout(
+    pytester: pytest.Pytester, write_fixture: WriteFixture
+) -> None:
+    pytest.importorskip("xdist")
+    write_fixture("markdown.jsonl", cases("md", "markdown"))
+    write_fixture("json.jsonl", cases("js", "json"))
+    pytester.makepyfile(hanging=HANGING_INDEX_ENGINE)
+    result = pytester.runpytest_subprocess(
+        "--qualbench",
+        "-n",
+        "2",
+        "--qualbench-timeout=3",
+        "--qualbench-engine=hanging:HangingIndex",
+        timeout=150,
+    )
+    result.assert_outcomes(failed=4)
+    result.stdout.fnmatch_lines(["*indexing * timed out after 3 s*"])
+    report = read(pytester.path / ".qualbench" / "report.json")
+    assert report["overall"]["cases"] == 4
+
+
+@pytest.mark.usefixtures("word_engine")
+def test_an_aborting_index_under_xdist_fails_its_cases_and_the_report_is_written(
+    pytester: pytest.Pytester, write_fixture: WriteFixture
+) -> None:
+    pytest.importorskip("xdist")
+    write_fixture("markdown.jsonl", cases("md", "markdown"))
+    pytester.makepyfile(aborting=ABORTING_INDEX_ENGINE)
+    result = pytester.runpytest_subprocess(
+        "--qualbench", "-n", "2", "--qualbench-engine=aborting:AbortingIndex", timeout=240
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.assert_outcomes(failed=2)
+    result.stdout.fnmatch_lines(["*= qualbench =*", "overall*2*"])
+    report = read(pytester.path / ".qualbench" / "report.json")
+    assert {f["case_id"] for f in report["failures"]} == {"md_a_q1", "md::b::q1"}

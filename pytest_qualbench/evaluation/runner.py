@@ -9,8 +9,9 @@ which xdist worker runs it.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -83,6 +84,9 @@ class BenchRun:
     # Each fixture file collected, by resolved path, with the path it was collected under:
     # a symlinked directory leads to a file twice, by another path.
     collected_files: dict[Path, Path] = field(default_factory=dict)
+    # Every engine the factory made, indexed or not (a failed, abandoned or replaced
+    # build included): `close` closes each of them, so none keeps a schema or a directory.
+    made_engines: list[SearchEngine] = field(default_factory=list)
 
     def corpus(self, content_type: str) -> IndexedCorpus:
         """The content type's indexed corpus, built on first use unless `build` ran.
@@ -135,13 +139,19 @@ class BenchRun:
                 self.index_cache,
                 content_type,
                 self.fixture_set.dataset_hash,
-                lambda: self.engine_factory(content_type),
+                lambda: self.make_engine(content_type),
                 entries,
             )
-        engine = self.engine_factory(content_type)
+        engine = self.make_engine(content_type)
         started = time.perf_counter()
         engine.index(entries)
         return Indexed(engine, (time.perf_counter() - started) * 1000.0, False, "unused")
+
+    def make_engine(self, content_type: str) -> SearchEngine:
+        """A new engine from the factory, remembered so that `close` closes it."""
+        engine = self.engine_factory(content_type)
+        self.made_engines.append(engine)
+        return engine
 
     def run_case(self, case: Case) -> CaseRecord:
         """Search the case's query over its corpus with every source kind, and judge it.
@@ -184,11 +194,43 @@ class BenchRun:
     def close(self) -> None:
         """Let every engine release what it holds outside the process (`Closes`).
 
-        Each engine is closed once, however often this is called.
+    def close(self) -> list[str]:
+        """Let every engine made release what it holds outside the process (`close()` is optional).
+
+        Each engine is closed once, however often this is called, each within the
+        run's timeout. A `close()` that fails (a server gone since) does not stop
+        the others: the problems come back, one line each, for the caller to show.
         """
         corpora, self.corpora = self.corpora, {}
         for corpus in corpora.values():
             capabilities.close(corpus.engine)
+
+        self.corpora = {}
+        engines, self.made_engines = self.made_engines, []
+        unique = list({id(engine): engine for engine in engines}.values())
+        problems = []
+        for engine in unique:
+            try:
+                call_within(
+                    partial(close_engine, engine), self.timeout, f"closing {type(engine).__name__}"
+                )
+            except Exception as exc:
+                reason = " ".join(str(exc).split())  # a server's message spans lines
+                problems.append(f"{type(engine).__name__}.close(): {type(exc).__name__}: {reason}")
+        return problems
+
+
+def close_engine(engine: object) -> None:
+    """The engine's `close()`, when it has one (the protocol makes it optional)."""
+    close = getattr(engine, "close", None)
+    if callable(close):
+        close()
+
+
+def close_problems_line(problems: Sequence[str]) -> str:
+    """One warning line for the engines that could not be closed."""
+    more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+    return f"qualbench warning: an engine could not be closed: {problems[0]}{more}"
 
 
 def engine_info(bench_run: BenchRun) -> dict[str, Any] | None:

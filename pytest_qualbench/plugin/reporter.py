@@ -7,9 +7,11 @@ cases and send their records along with their test reports.
 from __future__ import annotations
 
 import datetime
+import errno
 import os
 import platform
 import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -18,9 +20,7 @@ import pytest
 
 from pytest_qualbench import __version__
 from pytest_qualbench.evaluation.judge import CaseRecord, error_record
-from pytest_qualbench.evaluation.runner import (
-    engine_info,
-)
+from pytest_qualbench.evaluation.runner import close_problems_line, engine_info
 from pytest_qualbench.fixtures.schema import Case, FixtureSet
 from pytest_qualbench.plugin.items import bench_run_key
 from pytest_qualbench.report.build import build_report
@@ -64,6 +64,10 @@ class QualbenchReporter:
         # carries only the node id, and a case_id may contain "::").
         self.case_of_node: dict[str, str] = {}
         self.written_path: Path | None = None
+        # An output that could not be written (a full disk, a read-only mount): one
+        # line each, the run's last, and the exit status says so.
+        self.write_errors: list[str] = []
+        self.session: pytest.Session | None = None
         self.unfinished: str | None = None
         self.index_ms: dict[str, float] = {}
         # Where the indexes came from: a content type some process built counts as built.
@@ -78,6 +82,8 @@ class QualbenchReporter:
         self.lint_lines: list[str] = []
         self.lint_failed = False
         self.gate_regressions = ""
+        # Engines the workers could not close (a serial run shows its own at unconfigure).
+        self.close_problems: list[str] = []
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if not self.config.option.qualbench_lint:
@@ -100,6 +106,8 @@ class QualbenchReporter:
         if not report.failed:
             return
         case = self.cases.get(case_id or self.case_of_node.get(report.nodeid, ""))
+        if case is None and report.when not in ("setup", "call", "teardown"):
+            case = self._crashed_case(report.nodeid)
         if case is not None and case.case_id not in self.records:
             # No record means the case never finished (a crashed worker, a failing
             # setup): it scores 0 rather than leaving the denominators.
@@ -107,26 +115,22 @@ class QualbenchReporter:
                 case, f"{report.when}: {report.longreprtext[-500:]}"
             )
 
-    # xdist hooks: optional, so the plugin also loads where xdist is not installed.
-    @pytest.hookimpl(optionalhook=True)
-    def pytest_xdist_setupnodes(self, config: pytest.Config, specs: Sequence[Any]) -> None:
-        """Fill the index cache before the workers start, so they load it, not each build.
+    def _crashed_case(self, nodeid: str) -> Case | None:
+        """The case of an item whose worker died before the item sent any report.
 
-        The controller runs no case, so it keeps no engine: only the build's time.
+        A worker that crashes while indexing, before the item's setup, leaves only
+        xdist's crash report, with the node id `<file>::<case_id>`. A case_id may
+        hold "::": the longest case id that ends the node id, in a file of its name.
         """
-        bench_run = self.config.stash[bench_run_key]
-        if bench_run.index_cache is None:
-            return
-        for content_type in sorted({entry.content_type for entry in self.fixture_set.entries()}):
-            try:
-                indexed = bench_run.indexed(content_type)
-            except Exception:
-                # The worker that runs this content type's first case shows the error.
-                continue
-            if not indexed.cached:
-                self.index_ms[content_type] = indexed.milliseconds
-                self.built_indexes.add(content_type)
+        matches = [
+            case
+            for case in self.cases.values()
+            if nodeid.endswith(f"::{case.case_id}")
+            and nodeid[: -len(case.case_id) - 2].endswith(Path(case.path).name)
+        ]
+        return max(matches, key=lambda case: len(case.case_id), default=None)
 
+    # xdist hooks: optional, so the plugin also loads where xdist is not installed.
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         output = getattr(node, "workeroutput", {}).get("qualbench")
@@ -138,6 +142,7 @@ class QualbenchReporter:
             if not (cached and content_type in self.built_indexes):
                 # A build's time stands for the run, not the workers' loads after it.
                 self.index_ms[content_type] = max(index_ms, self.index_ms.get(content_type, 0.0))
+        self.close_problems += output.get("close_problems", [])
         self.retrieved_tokens.update(output["retrieved_tokens"])
         self.tokens_error = self.tokens_error or output.get("tokens_error")
         engine = output["engine"]
@@ -157,6 +162,7 @@ class QualbenchReporter:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        self.session = session
         bench_run = self.config.stash[bench_run_key]
         if bench_run.corpora:
             self.index_ms = bench_run.index_times()
@@ -196,16 +202,22 @@ class QualbenchReporter:
         if gate_failed and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
-    def _write_report(self, report: dict[str, Any]) -> Path:
-        """A complete run replaces the report; any other writes the partial sibling only."""
+    def _write_report(self, report: dict[str, Any]) -> Path | None:
+        """A complete run replaces the report; any other writes the partial sibling only.
+
+        None when it cannot be written: the file there (if any) is left whole.
+        """
         partial = partial_path(self.report_path)
-        if self.unfinished is not None:
-            write_report(partial, report)
-            return partial
-        write_report(self.report_path, report)
-        # A partial report left by an earlier run must not outlive a complete one.
-        partial.unlink(missing_ok=True)
-        return self.report_path
+        target = partial if self.unfinished is not None else self.report_path
+        try:
+            write_report(target, report)
+            if target == self.report_path:
+                # A partial report left by an earlier run must not outlive a complete one.
+                partial.unlink(missing_ok=True)
+        except OSError as exc:
+            self.write_errors.append(unwritable("report", target, exc))
+            return None
+        return target
 
     def _compare(self, baseline: Path, report: dict[str, Any]) -> bool:
         """Compare with the baseline report; True when that fails the run."""
@@ -241,7 +253,11 @@ class QualbenchReporter:
 
         base, comparison = self.baseline if self.baseline is not None else (None, None)
         page = render_html([report] if base is None else [base, report], comparison=comparison)
-        write_html(path, page)
+        try:
+            write_html(path, page)
+        except OSError as exc:
+            self.write_errors.append(unwritable("HTML report", path, exc))
+            return
         self.html_line = f"html report: {path}"
 
     def _metadata(self) -> dict[str, Any]:
@@ -272,7 +288,7 @@ class QualbenchReporter:
             terminalreporter.write_line(summary_line.text, bold=summary_line.bold, **markup)
         if self.config_warning is not None:
             terminalreporter.write_line(self.config_warning, red=True, bold=True)
-        if self.unfinished is not None:
+        if self.unfinished is not None and self.written_path is not None:
             terminalreporter.write_line(
                 f"run did not finish ({self.unfinished}): partial report (complete: false) "
                 f"written to {self.written_path}; {self.report_path} left as it was",
@@ -283,6 +299,8 @@ class QualbenchReporter:
             terminalreporter.write_line(f"engine warning: {warning}", yellow=True)
         if any(not record.layers_reported for record in self.records.values()):
             terminalreporter.write_line("layer checks skipped: the engine labels no layers")
+        if self.close_problems:
+            terminalreporter.write_line(close_problems_line(self.close_problems), yellow=True)
         if self.html_line is not None:
             terminalreporter.write_line(self.html_line)
         if self.lint_lines:
@@ -304,6 +322,16 @@ class QualbenchReporter:
         terminal = config.pluginmanager.get_plugin("terminalreporter")
         if reasons and terminal is not None:
             terminal.write_sep("=", "qualbench FAILED: " + "; ".join(reasons), red=True, bold=True)
+        if not self.write_errors:
+            return
+        if self.session is not None:
+            # Not a failing case: the run's output is missing, as with any internal error.
+            self.session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+        for error in self.write_errors:
+            if terminal is not None:
+                terminal.write_line(error, red=True, bold=True)
+            else:
+                print(error, file=sys.stderr)
 
 
 DIFFERENT_FIXTURES_REMEDY = [
@@ -313,6 +341,16 @@ DIFFERENT_FIXTURES_REMEDY = [
     "there; docs/qualstat.md shows the CI recipe).",
     "To compare only the cases both runs share: qualstat --intersect BASE.json REPORT.json",
 ]
+
+
+def unwritable(what: str, path: Path, exc: OSError) -> str:
+    """One line: which output, where, why, and what became of the file already there."""
+    cause = exc.strerror or str(exc)
+    code = errno.errorcode.get(exc.errno) if exc.errno is not None else None
+    if code is not None:
+        cause = f"{cause} ({code})"
+    kept = f"the {what} already there is left as it was" if path.exists() else "nothing written"
+    return f"qualbench ERROR: cannot write the {what} {path}: {cause}; {kept}"
 
 
 def _read_baseline(path: Path | None) -> dict[str, Any] | str | None:

@@ -18,6 +18,7 @@ from pytest_qualbench.evaluation.judge import parse_checks
 from pytest_qualbench.evaluation.runner import (
     DEFAULT_ENGINE,
     BenchRun,
+    close_problems_line,
     engine_info,
 )
 from pytest_qualbench.fixtures.discovery import discover_fixture_files
@@ -41,6 +42,7 @@ from pytest_qualbench.plugin.engine_config import (
 from pytest_qualbench.plugin.indexing import build_indexes, is_xdist_worker
 from pytest_qualbench.plugin.items import CaseItem, QualbenchFile, bench_run_key
 from pytest_qualbench.plugin.reporter import QualbenchReporter
+from pytest_qualbench.plugin.termination import handle_sigterm, terminated_status
 from pytest_qualbench.report.floors import Floor, absent_scope, parse_floor, scope_error
 from pytest_qualbench.report.targets import UnsafeOutput, checked_output
 from pytest_qualbench.report.writing import partial_path
@@ -52,6 +54,7 @@ from pytest_qualbench.sections.rankers import (
 from pytest_qualbench.sections.tokens import DEFAULT_TOKENS_K
 
 reporter_key = pytest.StashKey["QualbenchReporter"]()
+session_key = pytest.StashKey[pytest.Session]()
 
 
 def start_benchmark(config: pytest.Config, paths: Sequence[Path]) -> None:
@@ -85,6 +88,8 @@ def start_benchmark(config: pytest.Config, paths: Sequence[Path]) -> None:
     )
     config.stash[bench_run_key] = bench_run
     config.pluginmanager.register(sys.modules[__name__], "qualbench-session")
+    # In xdist workers too: each closes its own engines.
+    handle_sigterm(config)
     # Only the controller (or a serial run) aggregates; xdist workers just run cases.
     if controller:
         report_path, html_path, baseline_path = _outputs(config, fixture_set)
@@ -230,6 +235,10 @@ def _outputs(
     return report, html, baseline
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    session.config.stash[session_key] = session
+
+
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
     """Skip a directory symlink that points back at one of its own ancestors (a loop)."""
     if not collection_path.is_symlink() or not collection_path.is_dir():
@@ -298,7 +307,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     bench_run = config.stash.get(bench_run_key, None)
     if bench_run is not None and hasattr(config, "workeroutput"):
         tokens = retrieved_tokens(bench_run, _tokens_k(config))
-        config.workeroutput["qualbench"] = {
+        output = {
             "index_ms": bench_run.index_times(),
             "cached_indexes": bench_run.cached_indexes(),
             "engine": engine_info(bench_run),
@@ -306,12 +315,20 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
             "tokens_error": tokens.error,
         }
         # Here, not at unconfigure: once this hook returns, xdist reports the worker
-        # finished and the controller may end it before it unconfigures.
-        bench_run.close()
+        # finished and the controller may end it before it unconfigures. The
+        # controller shows what could not be closed (a worker has no terminal).
+        config.workeroutput["qualbench"] = {**output, "close_problems": bench_run.close()}
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     # After the reporter's sections, which still search the engines.
+    session = config.stash.get(session_key, None)
+    if session is not None:
+        session.exitstatus = terminated_status(config, session.exitstatus)
     bench_run = config.stash.get(bench_run_key, None)
-    if bench_run is not None:
-        bench_run.close()
+    if bench_run is None:
+        return
+    problems = bench_run.close()
+    terminal = config.pluginmanager.get_plugin("terminalreporter")
+    if problems and terminal is not None:
+        terminal.write_line(close_problems_line(problems), yellow=True)

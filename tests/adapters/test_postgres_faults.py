@@ -6,6 +6,9 @@ byte in a haystack. Every test talks to a real server (tests/postgres_server.py)
 
 from __future__ import annotations
 
+import json
+import os
+import signal
 import socket
 import subprocess
 import sys
@@ -13,12 +16,16 @@ import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
+from psycopg.conninfo import conninfo_to_dict
 
 from pytest_qualbench.adapters.postgres import DEFAULT_CONNECT_TIMEOUT_S, PostgresEngine
-from tests.adapters.conftest import MakeEntry
+from tests.adapters.conftest import MakeEntry, qualbench_schemas
+from tests.conftest import case, entry, jsonl
+from tests.postgres_server import as_server_user, server_binaries, throwaway_server
 
 # Both processes wait for the same instant, then index at once: the race of two
 # `CREATE EXTENSION IF NOT EXISTS pg_trgm` on a database that has none yet.
@@ -117,3 +124,143 @@ def test_a_nul_byte_is_a_word_break_as_in_the_builtin_engine(
         assert {r.source for r in engine.search("replica\x00cache")} == {"bench-a", "bench-b"}
     finally:
         engine.close()
+
+
+def bench_project(pytester: pytest.Pytester, layer: str = "tsvector") -> None:
+    """Two content types, two cases each; "sigma" is the query an engine below waits in."""
+    folder = pytester.path / "bench_fixtures"
+    folder.mkdir()
+    for content_type, prefix in (("markdown", "md"), ("json", "js")):
+        entries = [
+            entry(
+                f"{prefix}_a",
+                "alpha beta\n\ngamma delta",
+                [case(f"{prefix}_a_q1", "alpha", ["alpha beta"], layer=layer)],
+                content_type=content_type,
+            ),
+            entry(
+                f"{prefix}_b",
+                "omega kappa\n\nsigma theta",
+                [case(f"{prefix}_b_q1", "sigma", ["sigma theta"], layer=layer)],
+                content_type=content_type,
+            ),
+        ]
+        (folder / f"{content_type}.jsonl").write_text(jsonl(entries), encoding="utf-8")
+    pytester.makeini("[pytest]\n")
+
+
+def tantivy_directories(temporary: Path) -> list[Path]:
+    return sorted(temporary.glob("qualbench-tantivy-*"))
+
+
+@pytest.mark.parametrize("engine", ["postgres", "tantivy"])
+def test_a_two_worker_run_leaves_no_schema_and_no_directory(
+    pytester: pytest.Pytester,
+    fresh_database: str,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path_factory: pytest.TempPathFactory,
+    engine: str,
+) -> None:
+    pytest.importorskip("xdist")
+    bench_project(pytester, engine if engine == "tantivy" else "tsvector")
+    temporary = tmp_path_factory.mktemp("tmpdir")
+    monkeypatch.setenv("TMPDIR", str(temporary))
+    monkeypatch.setenv("QUALBENCH_POSTGRES_DSN", fresh_database)
+    result = pytester.runpytest_subprocess(
+        "--qualbench", "-n", "2", f"--qualbench-engine={engine}", timeout=240
+    )
+    assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED), result.stdout.str()
+    assert len(read_report(pytester)["cases"]) == 4
+    assert qualbench_schemas(fresh_database) == []
+    assert tantivy_directories(temporary) == []
+
+
+# Searching "sigma" touches $SEARCHING, then waits: for $GO to exist, or for a signal.
+WAITING_ENGINE = """
+import os, time
+from pytest_qualbench.adapters.postgres import PostgresEngine
+
+class Waiting(PostgresEngine):
+    def search(self, query, **options):
+        if query == "sigma":
+            open(os.environ["SEARCHING"], "w").close()
+            deadline = time.monotonic() + 120
+            while not os.path.exists(os.environ["GO"]) and time.monotonic() < deadline:
+                time.sleep(0.05)
+        return super().search(query, **options)
+"""
+
+
+def start_run(
+    pytester: pytest.Pytester, dsn: str, *args: str
+) -> tuple[subprocess.Popen[str], Path, Path]:
+    """`pytest --qualbench` with the waiting engine, as its own process; its marker files."""
+    pytester.makepyfile(waiting=WAITING_ENGINE)
+    searching, go = pytester.path / "searching", pytester.path / "go"
+    env = {
+        **os.environ,
+        "QUALBENCH_POSTGRES_DSN": dsn,
+        "SEARCHING": str(searching),
+        "GO": str(go),
+        "PYTHONPATH": os.pathsep.join([str(pytester.path), os.environ.get("PYTHONPATH", "")]),
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "--qualbench", "--qualbench-engine=waiting:Waiting",
+         "-p", "no:cacheprovider", *args],
+        cwd=pytester.path, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+    )  # fmt: skip
+    return process, searching, go
+
+
+def wait_for(path: Path, process: subprocess.Popen[str]) -> None:
+    deadline = time.monotonic() + 180
+    while not path.exists():
+        assert process.poll() is None, process.communicate()[0]
+        assert time.monotonic() < deadline, f"{path.name} never appeared"
+        time.sleep(0.05)
+
+
+def read_report(pytester: pytest.Pytester, name: str = "report.json") -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((pytester.path / ".qualbench" / name).read_text())
+    return data
+
+
+def test_sigterm_writes_the_partial_report_and_drops_the_schema(
+    pytester: pytest.Pytester, fresh_database: str
+) -> None:
+    bench_project(pytester)
+    process, searching, _ = start_run(pytester, fresh_database)
+    wait_for(searching, process)
+    os.kill(process.pid, signal.SIGTERM)
+    output, _ = process.communicate(timeout=120)
+    assert process.returncode == 128 + signal.SIGTERM, output
+    assert "Traceback" not in output
+    assert "partial report (complete: false)" in output
+    partial = read_report(pytester, "report.partial.json")
+    assert partial["complete"] is False
+    assert not (pytester.path / ".qualbench" / "report.json").exists()
+    assert qualbench_schemas(fresh_database) == []
+
+
+def test_a_server_stopped_mid_run_gives_one_warning_line_not_a_traceback(
+    pytester: pytest.Pytester,
+) -> None:
+    binaries = server_binaries()
+    if binaries is None:
+        pytest.skip("no PostgreSQL server binaries here: apt-get install postgresql")
+    bench_project(pytester)
+    with throwaway_server(binaries) as dsn:
+        process, searching, go = start_run(pytester, dsn)
+        wait_for(searching, process)
+        data = Path(conninfo_to_dict(dsn)["host"] or "") / "data"
+        stop = [str(binaries / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"]
+        subprocess.run(as_server_user(stop), check=True, capture_output=True)
+        go.touch()
+        output, _ = process.communicate(timeout=180)
+    assert process.returncode == pytest.ExitCode.TESTS_FAILED, output
+    warnings = [line for line in output.splitlines() if "could not be closed" in line]
+    assert len(warnings) == 1, output
+    assert warnings[0].startswith("qualbench warning: an engine could not be closed: ")
+    assert "pytest_unconfigure" not in output
+    assert "INTERNALERROR" not in output
+    assert len(read_report(pytester)["cases"]) == 4
