@@ -195,3 +195,49 @@ def test_an_aborting_index_under_xdist_fails_its_cases_and_the_report_is_written
     result.stdout.fnmatch_lines(["*= qualbench =*", "overall*2*"])
     report = read(pytester.path / ".qualbench" / "report.json")
     assert {f["case_id"] for f in report["failures"]} == {"md_a_q1", "md::b::q1"}
+
+
+# Every engine call runs under the timeout, not only index() and search() (finding 5).
+SLOW_EXTRAS_ENGINE = """
+import time
+import wordengine
+
+class SlowChunks(wordengine.WordEngine):
+    def chunks(self):
+        time.sleep(600)
+        return super().chunks()
+
+class SlowCorrection(wordengine.WordEngine):
+    def corrected_query(self, query):
+        if query == "sigma":
+            time.sleep(600)
+        return None
+"""
+
+
+@pytest.mark.usefixtures("word_engine")
+@pytest.mark.parametrize(
+    ("engine", "outcomes", "message"),
+    [
+        ("SlowChunks", {"failed": 2}, "*chunks() of markdown timed out after 2 s*"),
+        ("SlowCorrection", {"passed": 1, "failed": 1}, "*corrected_query of md::b::q1 timed out*"),
+    ],
+)
+def test_chunks_and_corrected_query_run_under_the_timeout(
+    pytester: pytest.Pytester,
+    write_fixture: WriteFixture,
+    engine: str,
+    outcomes: dict[str, int],
+    message: str,
+) -> None:
+    write_fixture("markdown.jsonl", cases("md", "markdown"))
+    pytester.makepyfile(slowextras=SLOW_EXTRAS_ENGINE)
+    result = pytester.runpytest_subprocess(
+        "--qualbench",
+        "--qualbench-timeout=2",
+        f"--qualbench-engine=slowextras:{engine}",
+        timeout=120,
+    )
+    result.assert_outcomes(**outcomes)
+    result.stdout.fnmatch_lines([message])
+    assert len(read(pytester.path / ".qualbench" / "report.json")["cases"]) == 2

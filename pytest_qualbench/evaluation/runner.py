@@ -114,11 +114,19 @@ class BenchRun:
             indexed = call_within(
                 lambda: self.indexed(content_type), self.timeout, f"indexing {content_type}"
             )
+            chunks = getattr(indexed.engine, "chunks", None)
+            listed = (
+                call_within(chunks, self.timeout, f"chunks() of {content_type}")
+                if callable(chunks)
+                else None
+            )
         except Exception as exc:
             self.index_errors[content_type] = exc
             return exc
         chunks = capabilities.listed_chunks(indexed.engine)
         texts = None if chunks is None else self.substrings(content_type, chunks)
+
+        texts = None if listed is None else self.substrings(content_type, listed)
         corpus = IndexedCorpus(indexed.engine, indexed.milliseconds, texts, indexed.cached)
         self.corpora[content_type] = corpus
         return corpus
@@ -171,6 +179,15 @@ class BenchRun:
         latency_ms = (time.perf_counter() - started) * 1000.0
         if not case.is_negative:
             self.retrieved[case.case_id] = tuple(result.text for result in results[: self.limit])
+
+        corrector = getattr(corpus.engine, "corrected_query", None)
+        corrected = (
+            call_within(
+                lambda: corrector(case.query), self.timeout, f"corrected_query of {case.case_id}"
+            )
+            if callable(corrector)
+            else None
+        )
         return judge(
             case,
             results[: self.limit],
