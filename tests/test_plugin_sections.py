@@ -154,9 +154,11 @@ def test_start_times_cold_then_seeded_from_the_cache(
     assert markdown["ratio"] == pytest.approx(markdown["cold_ms"] / markdown["seeded_ms"])
     assert report["start_times"]["engine"] == "wordengine:WordEngine"
     cache = pytester.path / ".qualbench" / "index-cache"
-    # The engine's index, the relevant sets' substring index and the corpus token count.
+    # The engine's index (and the lock its build held), the relevant sets' substring
+    # index and the corpus token count.
     names = sorted(path.name for path in cache.iterdir())
     assert [name for name in names if not name.endswith(".arrays")] == [
+        ".markdown.lock",
         "markdown.idx",
         "substrings",
         "tokens",

@@ -42,7 +42,12 @@ from pytest_qualbench.plugin.engine_config import (
 from pytest_qualbench.plugin.indexing import build_indexes, is_xdist_worker
 from pytest_qualbench.plugin.items import CaseItem, QualbenchFile, bench_run_key
 from pytest_qualbench.plugin.reporter import QualbenchReporter
-from pytest_qualbench.plugin.termination import handle_sigterm, terminated_status
+from pytest_qualbench.plugin.termination import (
+    handle_sigterm,
+    terminated_status,
+    worker_pid,
+    worker_pids_key,
+)
 from pytest_qualbench.report.floors import Floor, absent_scope, parse_floor, scope_error
 from pytest_qualbench.report.targets import UnsafeOutput, checked_output
 from pytest_qualbench.report.writing import partial_path
@@ -300,6 +305,19 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     from pytest_qualbench.plugin.scheduling import crash_safe_scheduler
 
     return crash_safe_scheduler(config, log)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodeready(node: Any) -> None:
+    pid = worker_pid(node)
+    if pid is not None:
+        node.config.stash.setdefault(worker_pids_key, set()).add(pid)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    pid = worker_pid(node)
+    node.config.stash.get(worker_pids_key, set()).discard(pid)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -8,13 +8,21 @@ KeyboardInterrupt in the main thread, so pytest unwinds exactly as for SIGINT;
 the run then exits with 128 + 15 (143), the status a shell gives a process
 SIGTERM ended. A handler someone else installed (the user's conftest, a harness
 running pytest in-process) is left alone.
+
+Under xdist the controller passes the signal on to its workers (Ctrl-C reaches
+them through the terminal's process group; SIGTERM from `timeout` or `docker
+stop` reaches the controller alone), so each worker unwinds too and closes its
+engines instead of being killed when the controller tears the workers down.
 """
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
 import threading
 from types import FrameType
+from typing import Any
 
 import pytest
 
@@ -22,6 +30,8 @@ import pytest
 TERMINATED_EXIT_STATUS = 128 + signal.SIGTERM
 
 terminated_key = pytest.StashKey[bool]()
+# The xdist workers' process ids, on the controller, while they are up.
+worker_pids_key = pytest.StashKey[set[int]]()
 
 
 def handle_sigterm(config: pytest.Config) -> None:
@@ -36,6 +46,9 @@ def handle_sigterm(config: pytest.Config) -> None:
         if config.stash.get(terminated_key, False):
             return  # already unwinding: let the cleanup finish
         config.stash[terminated_key] = True
+        for pid in config.stash.get(worker_pids_key, set()):
+            with contextlib.suppress(OSError):  # a worker gone already
+                os.kill(pid, signal.SIGTERM)
         raise KeyboardInterrupt(f"received signal {signal.Signals(signum).name}")
 
     def restore() -> None:
@@ -48,3 +61,10 @@ def handle_sigterm(config: pytest.Config) -> None:
 def terminated_status(config: pytest.Config, status: int) -> int:
     """143 when SIGTERM ended the run, else the status pytest chose."""
     return TERMINATED_EXIT_STATUS if config.stash.get(terminated_key, False) else status
+
+
+def worker_pid(node: Any) -> int | None:
+    """The process id of a local xdist worker (execnet's popen gateway), None elsewhere."""
+    popen = getattr(getattr(node.gateway, "_io", None), "popen", None)
+    pid = getattr(popen, "pid", None)
+    return pid if isinstance(pid, int) else None
