@@ -38,9 +38,7 @@ import stat
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Sequence
-
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any

@@ -220,7 +220,7 @@ class SlowCorrection(wordengine.WordEngine):
     ("engine", "outcomes", "message"),
     [
         ("SlowChunks", {"failed": 2}, "*chunks() of markdown timed out after 2 s*"),
-        ("SlowCorrection", {"passed": 1, "failed": 1}, "*corrected_query of md::b::q1 timed out*"),
+        ("SlowCorrection", {"passed": 1, "failed": 1}, "*md::b::q1 timed out after 2 s*"),
     ],
 )
 def test_chunks_and_corrected_query_run_under_the_timeout(

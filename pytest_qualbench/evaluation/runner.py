@@ -114,19 +114,15 @@ class BenchRun:
             indexed = call_within(
                 lambda: self.indexed(content_type), self.timeout, f"indexing {content_type}"
             )
-            chunks = getattr(indexed.engine, "chunks", None)
-            listed = (
-                call_within(chunks, self.timeout, f"chunks() of {content_type}")
-                if callable(chunks)
-                else None
+            chunks = call_within(
+                lambda: capabilities.listed_chunks(indexed.engine),
+                self.timeout,
+                f"chunks() of {content_type}",
             )
         except Exception as exc:
             self.index_errors[content_type] = exc
             return exc
-        chunks = capabilities.listed_chunks(indexed.engine)
         texts = None if chunks is None else self.substrings(content_type, chunks)
-
-        texts = None if listed is None else self.substrings(content_type, listed)
         corpus = IndexedCorpus(indexed.engine, indexed.milliseconds, texts, indexed.cached)
         self.corpora[content_type] = corpus
         return corpus
@@ -179,15 +175,6 @@ class BenchRun:
         latency_ms = (time.perf_counter() - started) * 1000.0
         if not case.is_negative:
             self.retrieved[case.case_id] = tuple(result.text for result in results[: self.limit])
-
-        corrector = getattr(corpus.engine, "corrected_query", None)
-        corrected = (
-            call_within(
-                lambda: corrector(case.query), self.timeout, f"corrected_query of {case.case_id}"
-            )
-            if callable(corrector)
-            else None
-        )
         return judge(
             case,
             results[: self.limit],
@@ -208,20 +195,13 @@ class BenchRun:
     def lists_chunks(self) -> bool:
         return all(corpus.chunk_texts is not None for corpus in self.corpora.values())
 
-    def close(self) -> None:
-        """Let every engine release what it holds outside the process (`Closes`).
-
     def close(self) -> list[str]:
-        """Let every engine made release what it holds outside the process (`close()` is optional).
+        """Let every engine made release what it holds outside the process (`Closes`).
 
         Each engine is closed once, however often this is called, each within the
         run's timeout. A `close()` that fails (a server gone since) does not stop
         the others: the problems come back, one line each, for the caller to show.
         """
-        corpora, self.corpora = self.corpora, {}
-        for corpus in corpora.values():
-            capabilities.close(corpus.engine)
-
         self.corpora = {}
         engines, self.made_engines = self.made_engines, []
         unique = list({id(engine): engine for engine in engines}.values())
@@ -229,19 +209,14 @@ class BenchRun:
         for engine in unique:
             try:
                 call_within(
-                    partial(close_engine, engine), self.timeout, f"closing {type(engine).__name__}"
+                    partial(capabilities.close, engine),
+                    self.timeout,
+                    f"closing {type(engine).__name__}",
                 )
             except Exception as exc:
                 reason = " ".join(str(exc).split())  # a server's message spans lines
                 problems.append(f"{type(engine).__name__}.close(): {type(exc).__name__}: {reason}")
         return problems
-
-
-def close_engine(engine: object) -> None:
-    """The engine's `close()`, when it has one (the protocol makes it optional)."""
-    close = getattr(engine, "close", None)
-    if callable(close):
-        close()
 
 
 def close_problems_line(problems: Sequence[str]) -> str:
