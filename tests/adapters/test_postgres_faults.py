@@ -225,16 +225,11 @@ def read_report(pytester: pytest.Pytester, name: str = "report.json") -> dict[st
     return data
 
 
-# Under xdist SIGTERM reaches the controller alone (`timeout`, `docker stop`): it
-# passes the signal on, so each worker closes its engines rather than being killed.
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
 def test_sigterm_writes_the_partial_report_and_drops_the_schema(
-    pytester: pytest.Pytester, fresh_database: str, workers: list[str]
+    pytester: pytest.Pytester, fresh_database: str
 ) -> None:
-    if workers:
-        pytest.importorskip("xdist")
     bench_project(pytester)
-    process, searching, _ = start_run(pytester, fresh_database, *workers)
+    process, searching, _ = start_run(pytester, fresh_database)
     wait_for(searching, process)
     os.kill(process.pid, signal.SIGTERM)
     output, _ = process.communicate(timeout=120)
