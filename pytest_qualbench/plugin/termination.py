@@ -11,8 +11,8 @@ running pytest in-process) is left alone.
 
 Under xdist the controller passes the signal on to its workers (Ctrl-C reaches
 them through the terminal's process group; SIGTERM from `timeout` or `docker
-stop` reaches the controller alone), so each worker unwinds too and closes its
-engines instead of being killed when the controller tears the workers down.
+stop` reaches the controller alone), so each worker can unwind too and close its
+engines; one that xdist tears down before it has unwound is still killed.
 """
 
 from __future__ import annotations
