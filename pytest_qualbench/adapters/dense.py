@@ -1,83 +1,51 @@
-"""`dense`: embedding retrieval with wordllama's bundled weights (extra: dense).
+"""`dense`: embedding retrieval scored by a numpy dot product (extra: dense).
 
-wordllama's wheel ships its 256-dimension `l2_supercat` weights and tokenizer.
-`WordLlama.load()` with its defaults looks for the tokenizer in another folder
-and falls back to downloading it; loading from the installed package's own
-folder with downloads disabled reads only the bundled files, so nothing touches
-the network at run time (tests/adapters/test_dense.py checks this).
+The embedding is wordllama's bundled `l2_supercat` weights unless `embed=`
+names another (adapters/embedding.py): nothing touches the network at run time
+(tests/adapters/test_dense.py checks this). Every chunk is scored; ties go to
+the (source, position) order.
 """
 
 from __future__ import annotations
 
-from functools import cache
 from importlib.metadata import version
-from pathlib import Path
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 import numpy.typing as npt
-import wordllama
 
-from pytest_qualbench.adapters.chunked import ChunkedEngine, searchable_text, top_docs
+from pytest_qualbench.adapters.chunked import top_docs
+from pytest_qualbench.adapters.vectors import VectorEngine
 from pytest_qualbench.engine.types import Chunk
 
 LAYER = "dense"
-MODEL = "l2_supercat"
-DIMENSIONS = 256
 
 
-@cache
-def bundled_model() -> Any:
-    """The wordllama model from the files inside its installed package, loaded once."""
-    package_folder = Path(wordllama.__file__).parent
-    return wordllama.WordLlama.load(
-        config=MODEL, cache_dir=package_folder, dim=DIMENSIONS, disable_download=True
-    )
-
-
-def embed(texts: list[str]) -> npt.NDArray[np.float32]:
-    """Unit-length embeddings, one row per text."""
-    if not texts:
-        return np.zeros((0, DIMENSIONS), dtype=np.float32)
-    vectors = np.asarray(bundled_model().embed(texts), dtype=np.float32)
-    return normalized(vectors)
-
-
-def normalized(vectors: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-    """Rows scaled to unit L2 norm (zero rows stay zero), so a dot product is the cosine."""
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    unit: npt.NDArray[np.float32] = np.divide(
-        vectors, norms, out=np.zeros_like(vectors), where=norms > 0
-    )
-    return unit
-
-
-class DenseEngine(ChunkedEngine):
+class DenseEngine(VectorEngine):
     """Cosine similarity of the query's embedding to each chunk's (title and text)."""
 
     layers: ClassVar[tuple[str, ...]] = (LAYER,)
 
-    def __init__(self, *, min_similarity: float = 0.0) -> None:
-        super().__init__()
-        self.min_similarity = min_similarity
-        self._vectors = np.zeros((0, DIMENSIONS), dtype=np.float32)
-        # Load the model when the engine is made, not inside the timed `index()`.
-        bundled_model()
+    def __init__(
+        self, *, embed: str = "", min_similarity: float = 0.0, embedding_cache: str = ""
+    ) -> None:
+        super().__init__(
+            embed=embed, min_similarity=min_similarity, embedding_cache=embedding_cache
+        )
+        self._vectors = np.zeros((0, 0), dtype=np.float32)
 
     @property
     def config(self) -> dict[str, object]:
         return {
             "engine": "dense",
-            "library": f"wordllama {version('wordllama')}",
-            "model": f"{MODEL} (bundled in the wheel), {DIMENSIONS} dimensions",
-            "embedded": "title and text",
+            "library": f"numpy {version('numpy')}",
+            **self.vector_config(),
             "similarity": "cosine of L2-normalised vectors (numpy dot product)",
-            "min_similarity": self.min_similarity,
             "tie_break": "(source, position)",
         }
 
-    def _build(self, chunks: tuple[Chunk, ...]) -> None:
-        self._vectors = embed([searchable_text(chunk) for chunk in chunks])
+    def _build_vectors(self, chunks: tuple[Chunk, ...], vectors: npt.NDArray[np.float32]) -> None:
+        self._vectors = vectors
 
     def ranked(self, query: str, kinds: frozenset[str], limit: int) -> list[tuple[int, float, str]]:
         similarities = self.similarities(query)
@@ -87,5 +55,9 @@ class DenseEngine(ChunkedEngine):
 
     def similarities(self, query: str) -> npt.NDArray[np.float64]:
         """Cosine of the query to every chunk, in chunk order."""
-        cosines: npt.NDArray[np.float64] = (self._vectors @ embed([query])[0]).astype(np.float64)
+        if not len(self._vectors):
+            return np.zeros(0, dtype=np.float64)
+        cosines: npt.NDArray[np.float64] = (self._vectors @ self.query_vector(query)).astype(
+            np.float64
+        )
         return cosines

@@ -2,7 +2,10 @@
 
 Both rank the same chunks: the built-in engine chunks the entries, the dense
 side embeds those chunks. A result is labeled by which side found it:
-`builtin`, `dense`, or `rrf(builtin+dense)` when both did.
+`builtin`, `dense`, or `rrf(builtin+dense)` when both did. `embed`,
+`min_similarity` and `embedding_cache` are the dense side's (adapters/vectors.py):
+a chunk the dense side finds at or below `min_similarity` is left to the
+built-in side alone.
 """
 
 from __future__ import annotations
@@ -27,12 +30,22 @@ class HybridEngine(ChunkedEngine):
 
     layers: ClassVar[tuple[str, ...]] = (BUILTIN_LAYER, DENSE_LAYER, FUSED_LAYER)
 
-    def __init__(self, *, rrf_k: int = 60, fusion_depth: int = 100) -> None:
+    def __init__(
+        self,
+        *,
+        rrf_k: int = 60,
+        fusion_depth: int = 100,
+        embed: str = "",
+        min_similarity: float = 0.0,
+        embedding_cache: str = "",
+    ) -> None:
         super().__init__()
         self.rrf_k = rrf_k
         self.fusion_depth = fusion_depth
         self._builtin = Engine()
-        self._dense = DenseEngine()
+        self._dense = DenseEngine(
+            embed=embed, min_similarity=min_similarity, embedding_cache=embedding_cache
+        )
         self._doc_of: dict[tuple[str, int], int] = {}
 
     @property

@@ -43,6 +43,8 @@ class NamedEngine:
     extra: str | None = None
     # Factory keyword -> ini option it is read from when not given otherwise.
     ini_options: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    # Whether the factory takes `embedding_cache` (the plugin points it beside the index cache).
+    embeds: bool = False
 
 
 BUILTIN_ENGINES = {
@@ -75,14 +77,37 @@ BUILTIN_ENGINES = {
         NamedEngine(
             "dense",
             "pytest_qualbench.adapters.dense:DenseEngine",
-            "wordllama embeddings (bundled weights), numpy cosine",
+            "embeddings (embed=, default wordllama's bundled weights), numpy cosine",
             extra="dense",
+            embeds=True,
         ),
         NamedEngine(
             "hybrid",
             "pytest_qualbench.adapters.hybrid:HybridEngine",
             "RRF of the built-in engine and dense",
             extra="dense",
+            embeds=True,
+        ),
+        NamedEngine(
+            "chroma",
+            "pytest_qualbench.adapters.chroma:ChromaEngine",
+            "a Chroma collection (embedded client, HNSW, cosine by default)",
+            extra="chroma",
+            embeds=True,
+        ),
+        NamedEngine(
+            "lancedb",
+            "pytest_qualbench.adapters.lancedb:LanceDbEngine",
+            "a LanceDB table: vector, native full-text or hybrid (RRF) search",
+            extra="lancedb",
+            embeds=True,
+        ),
+        NamedEngine(
+            "faiss",
+            "pytest_qualbench.adapters.faiss:FaissEngine",
+            "a FAISS index (IndexFlatIP by default, any index_factory string)",
+            extra="faiss",
+            embeds=True,
         ),
     )
 }
@@ -146,3 +171,9 @@ def ini_options(spec: str) -> Mapping[str, str]:
     """Factory keyword -> ini option name, for a built-in short name (else none)."""
     named = BUILTIN_ENGINES.get(spec)
     return named.ini_options if named is not None else MappingProxyType({})
+
+
+def embeds(spec: str) -> bool:
+    """Whether a built-in short name is a vector engine with an embedding cache."""
+    named = BUILTIN_ENGINES.get(spec)
+    return named is not None and named.embeds

@@ -13,9 +13,11 @@ from typing import Any
 
 import pytest
 
+from pytest_qualbench.adapters.embedding import EMBEDDINGS_DIR
 from pytest_qualbench.adapters.registry import (
     EngineMaker,
     EngineSpecError,
+    embeds,
     ini_options,
     resolve_engine,
 )
@@ -47,6 +49,9 @@ def engine_maker(config: pytest.Config, spec: str) -> EngineMaker:
         for keyword, ini_name in ini_options(spec).items()
         if (value := str(config.getini(ini_name)))
     }
+    if embeds(spec):
+        # Beside the index cache; `--qualbench-engine-option embedding_cache=` turns it off.
+        keywords["embedding_cache"] = str(config.rootpath / EMBEDDINGS_DIR)
     return functools.partial(factory, **keywords) if keywords else factory
 
 

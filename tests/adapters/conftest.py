@@ -7,6 +7,8 @@ cannot be imported twice.
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import os
 import subprocess
 import uuid
@@ -24,6 +26,31 @@ from pytest_qualbench.fixtures import Entry
 from tests.postgres_server import server_binaries, throwaway_server
 
 MakeEntry = Callable[..., Entry]
+
+# The vector stores' extras (chroma, lancedb, faiss) are in `.[test]`, which CI
+# installs; a venv made before they were added skips their tests with a reason.
+# LanceDB is imported through its adapter, which sets its log level first.
+VECTOR_STORE_MODULES = {
+    "chromadb": "chromadb",
+    "lancedb": "pytest_qualbench.adapters.lancedb",
+    "faiss": "faiss",
+}
+
+
+def installed(library: str) -> bool:
+    return importlib.util.find_spec(library) is not None
+
+
+for _library, _module in VECTOR_STORE_MODULES.items():
+    if installed(_library):
+        importlib.import_module(_module)
+
+
+def needs(library: str) -> pytest.MarkDecorator:
+    """Skip, with the command that installs it, when a vector store's library is absent."""
+    return pytest.mark.skipif(
+        not installed(library), reason=f"{library} is not installed: pip install -e '.[test]'"
+    )
 
 
 @pytest.fixture

@@ -9,13 +9,14 @@ from importlib.metadata import version
 
 import numpy as np
 
-from pytest_qualbench.adapters.dense import DenseEngine, embed, normalized
+from pytest_qualbench.adapters.dense import DenseEngine
+from pytest_qualbench.adapters.embedding import default_embedder, normalized
 from pytest_qualbench.engine.types import ALL_KINDS
 from tests.adapters.conftest import MakeEntry
 
 
 def test_embeddings_have_unit_length() -> None:
-    vectors = embed(["replica lag on the primary", "x"])
+    vectors = default_embedder().vectors(["replica lag on the primary", "x"])
     assert vectors.shape == (2, 256)
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
 
@@ -50,10 +51,10 @@ def test_min_similarity_drops_weak_matches(make_entry: MakeEntry) -> None:
     assert engine.search("automobile maintenance") == []
 
 
-def test_config_records_the_library_and_model() -> None:
-    config = DenseEngine().config
-    assert config["library"] == f"wordllama {version('wordllama')}"
-    assert "256 dimensions" in str(config["model"])
+def test_config_records_the_embedding_and_its_version() -> None:
+    embedding = DenseEngine().config["embedding"]
+    assert isinstance(embedding, dict)
+    assert embedding["identity"] == f"wordllama {version('wordllama')} l2_supercat 256d"
 
 
 # Any socket use (resolving a host name included) raises inside the child process.

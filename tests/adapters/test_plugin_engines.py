@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from tests.adapters.conftest import needs
 from tests.conftest import WriteFixture, case, entry
 
 DOCS = [
@@ -70,7 +71,7 @@ def test_dense_finds_the_positives_and_cannot_return_nothing(project: pytest.Pyt
     result.assert_outcomes(passed=2, failed=1)
     result.stdout.fnmatch_lines(["FAILED *md_002_q2*"])
     config = read_report(project)["metadata"]["engine"]["config"]
-    assert config["library"] == f"wordllama {version('wordllama')}"
+    assert config["embedding"]["identity"].startswith(f"wordllama {version('wordllama')} ")
 
 
 def test_hybrid_runs_with_its_sides_in_the_config(project: pytest.Pytester) -> None:
@@ -269,3 +270,45 @@ def test_each_short_name_runs_the_shipped_benchmark_without_an_error_item(
     outcomes = result.parseoutcomes()
     assert outcomes.get("errors", 0) == 0
     assert outcomes.get("passed", 0) > 250
+
+
+@pytest.mark.parametrize(
+    ("name", "library"), [("chroma", "chromadb"), ("lancedb", "lancedb"), ("faiss", "faiss")]
+)
+def test_a_missing_vector_store_is_a_usage_error_naming_its_extra(
+    project: pytest.Pytester, name: str, library: str
+) -> None:
+    project.makeconftest(
+        "import sys\n"
+        f"sys.modules.pop('pytest_qualbench.adapters.{name}', None)\n"
+        f"sys.modules['{library}'] = None\n"
+    )
+    result = project.runpytest("--qualbench", f"--qualbench-engine={name}")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        [f"*engine '{name}' needs the {name} extra: pip install 'pytest-qualbench[[]{name}[]]'*"]
+    )
+
+
+@needs("chromadb")
+@needs("lancedb")
+@needs("faiss")
+@pytest.mark.parametrize(
+    ("name", "library"), [("chroma", "chromadb"), ("lancedb", "lancedb"), ("faiss", "faiss-cpu")]
+)
+def test_each_vector_store_passes_the_negative_with_min_similarity(
+    project: pytest.Pytester, name: str, library: str
+) -> None:
+    result = project.runpytest(
+        "--qualbench",
+        f"--qualbench-engine={name}",
+        "--qualbench-engine-option=min_similarity=0.5",
+        "--qualbench-rankers=engine,dense,chroma,lancedb,faiss",
+    )
+    result.assert_outcomes(passed=3)
+    report = read_report(project)
+    config = report["metadata"]["engine"]["config"]
+    assert config["library"] == f"{library} {version(library)}"
+    assert config["min_similarity"] == 0.5
+    assert report["rankers"]["rankers"] == ["engine", "dense", "chroma", "lancedb", "faiss"]
+    assert not report["rankers"].get("skipped")
