@@ -1,11 +1,11 @@
-"""Every engine head to head on the shipped benchmark, CISI and MEDLINE, from one run.
+"""Every engine head to head on the shipped benchmark and the four collections, from one run.
 
     .venv/bin/python -m tests.postgres_server .venv/bin/python -m benchmarks.head_to_head
 
 One `pytest --qualbench --qualbench-rankers=...` per data set: every ranker
 orders the same chunks (the built-in engine's) for the same positive cases, and
-each ranker's p50 is the median of its own rank() calls in that run. CISI and
-MEDLINE are imported from <repo>/../shared/data with `qualbench import beir`
+each ranker's p50 is the median of its own rank() calls in that run. CISI,
+MEDLINE, CACM and NPL are imported from <repo>/../shared/data with `qualbench import beir`
 into a temporary folder (never into the repo); they are skipped, with the reason
 printed, when that folder is absent. Prints one markdown table per data set.
 """
@@ -22,8 +22,11 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = ROOT.parent / "shared" / "data"
-COLLECTIONS = {"CISI": "cisi", "MEDLINE": "med"}
-RANKERS = ("flatfile", "bm25", "engine", "bm25s", "tantivy", "postgres", "dense", "hybrid")
+COLLECTIONS = {"CISI": "cisi", "MEDLINE": "med", "CACM": "cacm", "NPL": "npl"}
+RANKERS = (
+    "flatfile", "bm25", "engine", "bm25s", "tantivy", "postgres", "dense", "hybrid",
+    "chroma", "lancedb", "faiss",
+)  # fmt: skip
 SHOWN = ("precision@1", "hit@3", "recall@5", "mrr", "ndcg@10")
 
 
@@ -80,7 +83,7 @@ def main() -> None:
         if SHARED_DATA.is_dir():
             sets.update({title: [imported(name, folder)] for title, name in COLLECTIONS.items()})
         else:
-            print(f"CISI and MEDLINE skipped: {SHARED_DATA} is absent")
+            print(f"the collections are skipped: {SHARED_DATA} is absent")
         for title, fixtures in sets.items():
             print(table(title, run(fixtures, folder / f"{title}.json", names)), end="\n\n")
 
