@@ -5,7 +5,8 @@
 One `pytest --qualbench --qualbench-rankers=...` per data set: every ranker
 orders the same chunks (the built-in engine's) for the same positive cases, and
 each ranker's p50 is the median of its own rank() calls in that run. CISI,
-MEDLINE, CACM and NPL are imported from <repo>/../shared/data with `qualbench import beir`
+MEDLINE, CACM and NPL are imported from <repo>/../shared/data (or $QUALBENCH_SHARED_DATA)
+with `qualbench import beir`
 into a temporary folder (never into the repo); they are skipped, with the reason
 printed, when that folder is absent. Prints one markdown table per data set.
 """
@@ -21,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = ROOT.parent / "shared" / "data"
+# A work tree elsewhere (git worktree) names the collections' folder in $QUALBENCH_SHARED_DATA.
+SHARED_DATA = Path(os.environ.get("QUALBENCH_SHARED_DATA", ROOT.parent / "shared" / "data"))
 COLLECTIONS = {"CISI": "cisi", "MEDLINE": "med", "CACM": "cacm", "NPL": "npl"}
 RANKERS = (
     "flatfile", "bm25", "engine", "bm25s", "tantivy", "postgres", "dense", "hybrid",

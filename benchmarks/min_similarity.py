@@ -16,6 +16,7 @@ table per data set.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -23,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = ROOT.parent / "shared" / "data"
+# A work tree elsewhere (git worktree) names the collections' folder in $QUALBENCH_SHARED_DATA.
+SHARED_DATA = Path(os.environ.get("QUALBENCH_SHARED_DATA", ROOT.parent / "shared" / "data"))
 COLLECTIONS = {"CISI": "cisi", "MEDLINE": "med", "CACM": "cacm", "NPL": "npl"}
 OFF_TOPIC = {"cisi": "med", "med": "cacm", "cacm": "med", "npl": "med"}
 NEGATIVES = 30
@@ -31,7 +33,7 @@ THRESHOLDS = (0.0, 0.2, 0.3, 0.35, 0.4, 0.45, 0.5)
 
 
 def run(fixtures: list[Path], engine: str, threshold: float, report: Path) -> dict[str, Any]:
-    """One benchmark run at this threshold; the report's `overall`."""
+    """One benchmark run at this threshold: the report's `overall` and negatives passed."""
     command = [
         sys.executable, "-m", "pytest", "--qualbench", *map(str, fixtures), "-q", "-p", "no:cacheprovider",
         f"--qualbench-engine={engine}", f"--qualbench-engine-option=min_similarity={threshold}",
@@ -39,8 +41,8 @@ def run(fixtures: list[Path], engine: str, threshold: float, report: Path) -> di
         "--qualbench-tokens-k=0",
     ]  # fmt: skip
     subprocess.run(command, cwd=ROOT, check=False, capture_output=True)
-    overall: dict[str, Any] = json.loads(report.read_text(encoding="utf-8"))["overall"]
-    return overall
+    written = json.loads(report.read_text(encoding="utf-8"))
+    return {**written["overall"], "negative_pass": written["negatives"]["negative_pass"]}
 
 
 def imported(name: str, folder: Path) -> Path:
