@@ -146,3 +146,60 @@ def test_failed_index_is_not_retried_for_every_case(project: pytest.Pytester) ->
         ]
     )
     assert "attempt 2" not in result.stdout.str()
+
+
+def test_layerless_engine_with_an_erroring_case_keeps_layer_accuracy_null(
+    project: pytest.Pytester,
+) -> None:
+    project.makepyfile(
+        layerless_erroring="""
+        from pytest_qualbench.engine.types import Result
+
+        class LayerlessErroring:
+            def index(self, entries):
+                self.texts = [entry.haystack for entry in entries]
+
+            def search(self, query, *, limit=10, kinds=()):
+                if query == "gamma":
+                    raise RuntimeError("shard offline")
+                return [Result(text) for text in self.texts if query in text][:limit]
+        """
+    )
+    result = project.runpytest(
+        "--qualbench",
+        "--qualbench-engine=layerless_erroring:LayerlessErroring",
+        "--qualbench-floor=layer_accuracy:0.5",
+    )
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["layer checks skipped: the engine labels no layers"])
+    assert report(project)["overall"]["layer_accuracy"] is None  # type: ignore[index]
+    assert not [line for line in result.outlines if "qualbench FAILED" in line]
+
+
+def test_duplicate_results_count_once_and_are_named(project: pytest.Pytester) -> None:
+    project.makepyfile(
+        repeating="""
+        from pytest_qualbench.engine.types import Result
+
+        class Repeating:
+            def index(self, entries):
+                self.texts = [entry.haystack for entry in entries]
+
+            def search(self, query, *, limit=10, kinds=()):
+                hits = [Result(text, "porter") for text in self.texts if query in text]
+                noise = [Result(text, "porter") for text in self.texts if query not in text]
+                return (noise[:1] + hits * 3)[:limit]
+        """
+    )
+    result = project.runpytest("--qualbench", "--qualbench-engine=repeating:Repeating")
+    result.assert_outcomes(failed=2)  # rank 2 > ceiling 1: the repeats do not lift it
+    result.stdout.fnmatch_lines(
+        [
+            "duplicate results: txt_001_q1: 2 repeated chunk(s) counted once",
+            "duplicate results: txt_002_q1: 2 repeated chunk(s) counted once",
+        ]
+    )
+    data = report(project)
+    # [noise, rel]: nDCG@10 = 1/log2(3) with |R| = 1 (the engine lists no chunks).
+    assert data["overall"]["ndcg@10"] == pytest.approx(0.6309, abs=1e-4)  # type: ignore[index]
+    assert [case["duplicate_results"] for case in data["cases"]] == [2, 2]  # type: ignore[index,union-attr]

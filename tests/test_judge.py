@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
+import math
+
+import pytest
+
 from pytest_qualbench.engine.types import Result
-from pytest_qualbench.evaluation.judge import CaseRecord, error_record, judge, snippet
+from pytest_qualbench.evaluation.judge import (
+    CaseRecord,
+    error_record,
+    judge,
+    settle_layers,
+    snippet,
+)
 from pytest_qualbench.fixtures.schema import Case
 
 
@@ -99,3 +109,43 @@ def test_snippet_centres_the_needle() -> None:
     assert "NEEDLE" in shown
     assert shown.startswith("…") and shown.endswith("…")
     assert snippet("short   text\nhere", None) == "short text here"
+
+
+def test_a_chunk_returned_twice_counts_once() -> None:
+    # [noise, rel, rel, rel] is judged as [noise, rel]: one relevant chunk at rank 2,
+    # so with |R| = 1: nDCG@10 = (1/log2(3)) / 1, MRR = 1/2, hit@1 = 0.
+    noise = Result("beta", "porter", source="a", position=0)
+    relevant = Result("alpha", "porter", source="b", position=0)
+    repeated = judge(make_case(ceiling=0), [noise, relevant, relevant, relevant], relevant_total=1)
+    honest = judge(make_case(ceiling=0), [noise, relevant], relevant_total=1)
+    assert repeated.metrics == honest.metrics
+    assert repeated.metrics["ndcg@10"] == pytest.approx(1 / math.log2(3))
+    assert repeated.metrics["mrr"] == 0.5
+    assert (repeated.duplicate_results, honest.duplicate_results) == (2, 0)
+    assert repeated.result_count == 2
+    assert repeated.to_json()["duplicate_results"] == 2
+
+
+def test_results_with_only_text_are_told_apart_by_text() -> None:
+    # A custom engine that sets no source or position: the same text twice is one chunk.
+    results = [Result("beta"), Result("alpha"), Result("alpha"), Result("alpha 2")]
+    record = judge(make_case(ceiling=0), results, relevant_total=2)
+    assert record.duplicate_results == 1
+    # Two distinct relevant chunks at ranks 2 and 3 over an ideal of ranks 1 and 2.
+    ideal = 1 + 1 / math.log2(3)
+    assert record.metrics["ndcg@10"] == pytest.approx((1 / math.log2(3) + 1 / 2) / ideal)
+    # The same text in another source is another chunk.
+    apart = [Result("alpha", source="a"), Result("alpha", source="b")]
+    assert judge(make_case(ceiling=0), apart, relevant_total=2).duplicate_results == 0
+
+
+def test_an_errored_case_does_not_say_the_engine_labels_layers() -> None:
+    layerless = judge(make_case(), [Result("alpha")], relevant_total=1)
+    errored = error_record(make_case(), RuntimeError("boom"))
+    assert errored.layers_reported is None
+    settled = settle_layers([layerless, errored])
+    assert [record.metrics["layer_accuracy"] for record in settled] == [None, None]
+    # Beside a case that shows labels, the errored case scores 0 like every other metric.
+    labelled = judge(make_case(), [Result("alpha", "porter")], relevant_total=1)
+    settled = settle_layers([labelled, errored])
+    assert [record.metrics["layer_accuracy"] for record in settled] == [1.0, 0.0]

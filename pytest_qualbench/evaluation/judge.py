@@ -97,7 +97,11 @@ class CaseRecord:
     failures: tuple[Failure, ...]
     top_results: tuple[ShownResult, ...]
     latency_ms: float
-    layers_reported: bool
+    # True: every result carried a layer; False: some did not; None: nothing was
+    # returned (or the search raised), so this case cannot tell.
+    layers_reported: bool | None
+    # Results that repeated a chunk already returned at a better rank (counted once).
+    duplicate_results: int = 0
 
     @property
     def passed(self) -> bool:
@@ -136,6 +140,7 @@ class CaseRecord:
             "metrics": dict(self.metrics),
             "passed": self.passed,
             "latency_ms": self.latency_ms,
+            "duplicate_results": self.duplicate_results,
         }
         if not self.passed:
             record["top_results"] = [shown.to_json() for shown in self.top_results]
@@ -172,6 +177,7 @@ class CaseRecord:
             top_results=tuple(ShownResult(**shown) for shown in data["top_results"]),
             latency_ms=data["latency_ms"],
             layers_reported=data["layers_reported"],
+            duplicate_results=data["duplicate_results"],
         )
 
 
@@ -188,14 +194,17 @@ def judge(
     """Score and check one case. `relevant_total` None means: count the relevant results returned.
 
     `layer_checked` False (an expected layer the engine does not label, or `any`)
-    leaves the case out of the layer check and `layer_accuracy`.
+    leaves the case out of the layer check and `layer_accuracy`. A chunk returned
+    twice counts once, at its first rank (`distinct_results`).
     """
+    returned = len(results)
+    results = distinct_results(results)
     texts = [result.text for result in results]
     relevant = [_first_needle(text, case.needles) is not None for text in texts]
     first_index = relevant.index(True) if True in relevant else None
     rank = None if first_index is None else first_index + 1
     layer = None if first_index is None else results[first_index].layer
-    layers_reported = all(result.layer is not None for result in results)
+    layers_reported = all(result.layer is not None for result in results) if results else None
     found = needles_found(texts, case.needles)
 
     if case.is_negative:
@@ -208,12 +217,14 @@ def judge(
             rank_ceiling=case.expected_rank_ceiling,
             first_relevant_layer=layer,
             expected_layer=case.expected_layer,
-            layers_reported=layers_reported and layer_checked,
+            # Nothing returned: scored 0 here; `settle_layers` leaves it out when
+            # no case of the run shows the engine labelling layers.
+            layers_reported=layers_reported is not False and layer_checked,
         )
     failures = tuple(
         failure
         for failure in _check(
-            case, len(results), rank, layer, found, layers_reported and layer_checked
+            case, len(results), rank, layer, found, bool(layers_reported) and layer_checked
         )
         if failure.type in checks
     )
@@ -241,7 +252,42 @@ def judge(
         ),
         latency_ms=latency_ms,
         layers_reported=layers_reported,
+        duplicate_results=returned - len(results),
     )
+
+
+def distinct_results(results: Sequence[Result]) -> Sequence[Result]:
+    """Each chunk once, at its first (best) rank, as trec_eval and ir_measures count a document.
+
+    A chunk is its (source, position, text): a custom engine that sets only
+    `text` has its results told apart by text.
+    """
+    seen: set[tuple[str, int, str]] = set()
+    kept: list[Result] = []
+    for result in results:
+        identity = (result.source, result.position, result.text)
+        if identity not in seen:
+            seen.add(identity)
+            kept.append(result)
+    return results if len(kept) == len(results) else kept
+
+
+def settle_layers(records: Sequence[CaseRecord]) -> list[CaseRecord]:
+    """The run's records, `layer_accuracy` left out where no case can show layers.
+
+    A case that returned nothing, or errored, cannot tell whether the engine
+    labels layers. It scores 0 when another case of the run shows labels, and
+    is left out of `layer_accuracy` (null) when none does: an engine that labels
+    no layers is never held to one because a case errored.
+    """
+    if any(record.layers_reported for record in records):
+        return list(records)
+    return [
+        replace(record, metrics={**record.metrics, "layer_accuracy": None})
+        if record.layers_reported is None and "layer_accuracy" in record.metrics
+        else record
+        for record in records
+    ]
 
 
 def error_record(case: Case, error: BaseException | str, *, latency_ms: float = 0.0) -> CaseRecord:

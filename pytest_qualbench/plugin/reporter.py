@@ -297,7 +297,7 @@ class QualbenchReporter:
             )
         for warning in self.report["metadata"]["engine"]["warnings"]:
             terminalreporter.write_line(f"engine warning: {warning}", yellow=True)
-        if any(not record.layers_reported for record in self.records.values()):
+        if any(record.layers_reported is False for record in self.records.values()):
             terminalreporter.write_line("layer checks skipped: the engine labels no layers")
         if self.close_problems:
             terminalreporter.write_line(close_problems_line(self.close_problems), yellow=True)

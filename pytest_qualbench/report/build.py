@@ -9,7 +9,7 @@ from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from pytest_qualbench.evaluation.judge import CaseRecord
+from pytest_qualbench.evaluation.judge import CaseRecord, settle_layers
 from pytest_qualbench.evaluation.metrics import (
     METRIC_NAMES,
     METRIC_VERSION,
@@ -108,7 +108,7 @@ def build_report(
     complete: bool = True,
 ) -> dict[str, Any]:
     """Assemble the whole report from the case records of a run, plus optional `sections`."""
-    ordered = sorted(records, key=lambda record: record.case_id)
+    ordered = sorted(settle_layers(records), key=lambda record: record.case_id)
     report: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
         # False for a run that did not finish (interrupted, nothing ran): a partial report.

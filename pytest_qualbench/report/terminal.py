@@ -21,6 +21,8 @@ from pytest_qualbench.report.summary import SUMMARY_COLUMNS, section_summary_lin
 GREEN = "green"
 RED = "red"
 YELLOW = "yellow"
+# Cases named by the duplicate-results warning; the report counts every one.
+DUPLICATE_CASES_SHOWN = 10
 
 
 @dataclass(frozen=True)
@@ -49,6 +51,7 @@ def summary(
             lines += [SummaryLine(line) for line in latency_lines(report)]
         lines.append(SummaryLine(f"dataset: {report['dataset_hash']}"))
     lines += floor_lines(report, verdicts, every_floor=verbosity > 0)
+    lines += duplicate_lines(report)
     if report_path is not None:
         lines.append(SummaryLine(f"report: {report_path}"))
     return lines
@@ -105,6 +108,27 @@ def floor_lines(
         SummaryLine(f"  {verdict.describe()}", RED if verdict.ok is False else None)
         for verdict in shown
     ]
+
+
+def duplicate_lines(report: Mapping[str, Any]) -> list[SummaryLine]:
+    """One warning per case whose engine returned a chunk twice (the repeat counted once)."""
+    repeated = [case for case in report["cases"] if case.get("duplicate_results")]
+    lines = [
+        SummaryLine(
+            f"duplicate results: {case['case_id']}: {case['duplicate_results']} repeated "
+            "chunk(s) counted once",
+            YELLOW,
+        )
+        for case in repeated[:DUPLICATE_CASES_SHOWN]
+    ]
+    if len(repeated) > DUPLICATE_CASES_SHOWN:
+        more = len(repeated) - DUPLICATE_CASES_SHOWN
+        lines.append(
+            SummaryLine(
+                f"duplicate results: {more} more case(s) (cases[].duplicate_results)", YELLOW
+            )
+        )
+    return lines
 
 
 def _fmt(value: float | None, digits: int = 3) -> str:
