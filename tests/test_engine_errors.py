@@ -75,3 +75,61 @@ def test_a_failed_index_shows_its_traceback_once(project: pytest.Pytester) -> No
     result.assert_outcomes(failed=2)
     assert result.stdout.str().count('raise OSError("cannot open index")') == 1
     result.stdout.fnmatch_lines(["*indexing markdown failed earlier*OSError*cannot open index*"])
+
+
+WRONG_RETURN_ENGINE = """
+from pytest_qualbench.engine.types import Result
+
+class Wrong:
+    def index(self, entries):
+        self.texts = [entry.haystack for entry in entries]
+
+    def search(self, query, *, limit=10, kinds=()):
+        return RETURNS
+"""
+
+
+@pytest.mark.parametrize(
+    ("returns", "message"),
+    [
+        ("'alpha beta'", "engine wrong:Wrong returned str, expected a list of Result"),
+        ("{'text': 'alpha'}", "engine wrong:Wrong returned dict, expected a list of Result"),
+        ("b'alpha'", "engine wrong:Wrong returned bytes, expected a list of Result"),
+        ("None", "engine wrong:Wrong returned None, expected a list of Result"),
+        ("7", "engine wrong:Wrong returned int, expected a list of Result"),
+        (
+            "['alpha beta']",
+            "engine wrong:Wrong returned a list holding str (result 1), expected a list of Result",
+        ),
+        (
+            "[Result('x'), {'text': 'alpha'}]",
+            "engine wrong:Wrong returned a list holding dict (result 2), expected a list of Result",
+        ),
+        (
+            "[Result(None)]",
+            "engine wrong:Wrong returned a Result whose text is None (result 1), expected str",
+        ),
+        (
+            "[Result('alpha', source=['a'])]",
+            "engine wrong:Wrong returned a Result whose source is list (result 1), expected str",
+        ),
+    ],
+)
+def test_a_wrong_return_type_is_one_line_naming_the_engine(
+    project: pytest.Pytester, returns: str, message: str
+) -> None:
+    project.makepyfile(wrong=WRONG_RETURN_ENGINE.replace("RETURNS", returns))
+    result = project.runpytest("--qualbench", "--qualbench-engine=wrong:Wrong")
+    result.assert_outcomes(failed=1)
+    output = result.stdout.str()
+    assert message in output
+    result.stdout.fnmatch_lines(["FAILED *md_001_q1 - engine wrong:Wrong returned*"])
+    assert "Traceback" not in output and "AttributeError" not in output
+    assert len(result.stdout.lines) <= 40, output
+    assert project.path.joinpath(".qualbench/report.json").exists()
+
+
+def test_a_generator_of_results_is_still_a_list_of_results(project: pytest.Pytester) -> None:
+    returns = "(Result(text) for text in self.texts if query in text)"
+    project.makepyfile(wrong=WRONG_RETURN_ENGINE.replace("RETURNS", returns))
+    project.runpytest("--qualbench", "--qualbench-engine=wrong:Wrong").assert_outcomes(passed=1)

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from rapidfuzz.distance import Levenshtein
 
 from pytest_qualbench.engine.fuzzy import MIN_FUZZY_WORD_CHARS, Corrector
+from pytest_qualbench.engine.returned import checked_results
 from pytest_qualbench.engine.types import ALL_KINDS, DEFAULT_LIMIT
 from pytest_qualbench.evaluation.runner import EngineFactory
 from pytest_qualbench.fixtures.schema import Case, Entry, FixtureSet
@@ -332,7 +333,8 @@ def _negative_engine_findings(
     engine.index(entries)
     findings = []
     for entry, case in negatives:
-        results = engine.search(case.query, limit=DEFAULT_LIMIT, kinds=ALL_KINDS)
+        returned = engine.search(case.query, limit=DEFAULT_LIMIT, kinds=ALL_KINDS)
+        results = checked_results(returned, engine)
         if results:
             first = results[0]
             snippet = " ".join(first.text.split())[:SNIPPET_CHARS]

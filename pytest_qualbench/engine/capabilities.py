@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from pytest_qualbench.engine.returned import checked_results
 from pytest_qualbench.engine.types import (
     Chunk,
     Closes,
@@ -27,7 +28,8 @@ from pytest_qualbench.engine.types import (
 def search(engine: SearchEngine, query: str, *, limit: int, kinds: Iterable[str]) -> Results:
     """The engine's results for `query`, with the query it searched after a correction."""
     found = engine.search(query, limit=limit, kinds=kinds)
-    return Results(found, corrected_query=corrected_query(engine, query, found))
+    results = checked_results(found, engine)
+    return Results(results, corrected_query=corrected_query(engine, query, found))
 
 
 def corrected_query(engine: object, query: str, found: Iterable[Result]) -> str | None:

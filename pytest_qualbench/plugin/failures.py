@@ -15,6 +15,7 @@ import pytest
 from _pytest._code.code import ReprFileLocation, TerminalRepr
 from _pytest._io import TerminalWriter
 
+from pytest_qualbench.engine.returned import EngineReturnError
 from pytest_qualbench.evaluation.judge import CaseRecord
 from pytest_qualbench.evaluation.known_failures import declared_checks, undeclared_failures
 from pytest_qualbench.evaluation.outcomes import check_outcomes, failure_reason, marked
@@ -102,9 +103,10 @@ def engine_failure(
     """The engine's exception: the case and query, then only the engine's frames."""
     error = excinfo.value
     where = f"{case.case_id} [{case.content_type}] {case.path}:{case.line}"
-    if isinstance(error, IndexingFailed):
+    if isinstance(error, IndexingFailed | EngineReturnError):
         crash = ReprFileLocation(case.path, case.line, str(error))
-        # The first case of the content type showed the traceback; the others point to it.
+        # The first case of the content type showed the traceback, the others point to
+        # it; a wrong return type is the whole story (no frame of the engine shows it).
         return CaseFailureRepr([Line(str(error), {"red": True}), Line(f"case:  {where}")], crash)
     crash = ReprFileLocation(case.path, case.line, f"{type(error).__name__}: {error}")
     lines = [
