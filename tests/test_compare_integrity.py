@@ -298,3 +298,26 @@ def test_qualstat_output_that_is_not_a_regular_file_is_refused(
     code, _, err = run_qualstat(capsys, base, "-o", fifo)
     assert code == 2
     assert "regular file" in err
+
+
+@pytest.mark.parametrize(
+    ("key", "planted"),
+    [
+        # The first copy is what a reader of the file sees; json kept the last one.
+        ("dataset_hash", '{"dataset_hash": "sha256:' + "0" * 64 + '", '),
+        ("mrr", '"metrics": {"mrr": 0.0, '),
+    ],
+)
+def test_a_report_with_a_repeated_key_is_refused_naming_the_key(
+    base: Path, capsys: pytest.CaptureFixture[str], key: str, planted: str
+) -> None:
+    text = base.read_text(encoding="utf-8")
+    start = "{" if key == "dataset_hash" else '"metrics": {'
+    assert start in text
+    repeated = base.parent / "repeated.json"
+    repeated.write_text(text.replace(start, planted, 1), encoding="utf-8")
+    for args in ((base, repeated), (repeated, base), (repeated,)):
+        code, out, err = run_qualstat(capsys, *args)
+        assert code == 2, (args, out, err)
+        assert f"repeated.json: not valid JSON: duplicate key {key!r}" in err
+        assert "Traceback" not in err

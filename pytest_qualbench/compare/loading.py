@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_qualbench.compare.checking import report_problem
+from pytest_qualbench.strict_json import not_a_json_constant, object_with_unique_keys
 
 
 class ReportError(Exception):
@@ -22,7 +23,9 @@ def load_report(path: Path) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError) as exc:
         raise ReportError(f"{path}: cannot read: {exc}") from None
     try:
-        report = json.loads(text, parse_constant=_not_json)
+        report = json.loads(
+            text, parse_constant=not_a_json_constant, object_pairs_hook=object_with_unique_keys
+        )
     except (json.JSONDecodeError, ValueError, RecursionError) as exc:
         raise ReportError(f"{path}: not valid JSON: {exc}") from None
     problem = report_problem(report)
@@ -30,8 +33,3 @@ def load_report(path: Path) -> dict[str, Any]:
         raise ReportError(f"{path}: {problem}")
     checked: dict[str, Any] = report
     return checked
-
-
-def _not_json(constant: str) -> Any:
-    # Python's json reads NaN and Infinity, which JSON does not have.
-    raise ValueError(f"{constant} is not JSON")
