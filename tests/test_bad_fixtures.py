@@ -319,6 +319,36 @@ BAD_INPUTS = [
         ),
     ),
     BadInput(
+        "pretty-printed JSON array",
+        {
+            "bench.jsonl": GOOD,
+            "array.jsonl": json.dumps([good("md_002"), good("md_003")], indent=2).encode(),
+        },
+        (
+            "array.jsonl:1: file: this file is a JSON array of 2 items, not JSON Lines: write each entry as one JSON object on its own line (jq -c '.[]' does that)",
+        ),
+    ),
+    BadInput(
+        "pretty-printed JSON object",
+        {
+            "bench.jsonl": GOOD,
+            "object.jsonl": b"\n" + json.dumps(good("md_002"), indent=2).encode(),
+        },
+        (
+            "object.jsonl:2: file: this file is one JSON object written over several lines, not JSON Lines: write each entry as one JSON object on its own line (jq -c . does that)",
+        ),
+    ),
+    BadInput(
+        "broken pretty-printed array",
+        {
+            "bench.jsonl": GOOD,
+            "broken.jsonl": json.dumps([good("md_002")], indent=2).encode()[:-20],
+        },
+        (
+            "broken.jsonl:1: file: this file looks like a JSON array written over several lines (and is not valid JSON either), not JSON Lines: write each entry as one JSON object on its own line",
+        ),
+    ),
+    BadInput(
         "positive case expecting none",
         {"bench.jsonl": GOOD + line(with_case(expected_layer="none"))},
         (
