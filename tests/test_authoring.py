@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_qualbench.authoring.add import document_files, plan_add
-from pytest_qualbench.authoring.case import plan_case
+from pytest_qualbench.authoring.case import plan_case, write_case
 from pytest_qualbench.authoring.fixture_lines import AuthoringError, write_lines
 from pytest_qualbench.authoring.show import show_lines
 from pytest_qualbench.engine import Engine, Result, SearchEngine
@@ -194,8 +194,11 @@ def test_case_runs_the_query_and_appends_the_next_case(bench: Path) -> None:
     assert draft.case_id == "md_001_q2"
     assert (draft.probe.record.rank, draft.probe.record.layer) == (1, "rrf(porter+trigram)")
     assert draft.probe.record.passed
-    assert draft.lines[1:] == tuple(before[1:])
-    case = json.loads(draft.lines[0])["cases"][1]
+    assert bench.read_bytes().splitlines(keepends=True) == before  # written only when asked
+    assert write_case(bench, draft) == "md_001_q2"
+    after = bench.read_bytes().splitlines(keepends=True)
+    assert after[1:] == before[1:]
+    case = json.loads(after[0])["cases"][1]
     assert case == {
         "case_id": "md_001_q2",
         "query": "idle proxy",
@@ -218,7 +221,7 @@ def test_case_records_the_given_ceiling_and_layer_even_when_they_fail(bench: Pat
     )
     assert draft.case_id == "md_002_q1"
     assert [f.type for f in draft.probe.record.failures] == ["layer"]
-    assert json.loads(draft.lines[1])["cases"][0]["expected_layer"] == "trigram"
+    assert draft.case_json["expected_layer"] == "trigram"
 
 
 @pytest.mark.parametrize(
@@ -261,7 +264,8 @@ def test_negative_case_gets_the_negative_id(bench: Path) -> None:
         bench, "md_003", "xuakxyph zyivke", [], fixture_set(bench), builtin, negative=True
     )
     assert draft.case_id == "md_003_q_neg"
-    assert json.loads(draft.lines[2])["cases"] == [
+    write_case(bench, draft)
+    assert json.loads(bench.read_bytes().splitlines()[2])["cases"] == [
         {
             "case_id": "md_003_q_neg",
             "query": "xuakxyph zyivke",

@@ -16,30 +16,37 @@ from pytest_qualbench.authoring.fixture_lines import (
     AuthoringError,
     RawLine,
     encode_entry,
+    locked,
     next_case_id,
     read_lines,
+    write_lines,
 )
 from pytest_qualbench.authoring.lint import needle_weakness
 from pytest_qualbench.authoring.probe import Probe, judged_as, probe
 from pytest_qualbench.evaluation.runner import EngineFactory
-from pytest_qualbench.fixtures.schema import BASE_LAYERS, NEGATIVE_LAYER, Case, Entry, FixtureSet
+from pytest_qualbench.fixtures.schema import ANY_LAYER, NEGATIVE_LAYER, Case, Entry, FixtureSet
 
 # docs/writing-fixtures.md: 3 for a precise query; JSON key-path chunks rank close
 # together, so 5 there.
 DEFAULT_CEILINGS = {"json": 5}
 DEFAULT_CEILING = 3
-# The layer a draft without a relevant result gets; its layer check then fails visibly.
-FALLBACK_LAYER = BASE_LAYERS[2]
+# The layer of a draft whose engine measured none (it labels no layers): `any`, the
+# value that asks no layer, never a layer the engine was not seen to use.
+UNMEASURED_LAYER = ANY_LAYER
 TRIGRAMS_SHOWN = 5
 
 
 @dataclass(frozen=True)
 class CaseDraft:
-    """The case as it will be written, the engine's answer to it, and the file's new lines."""
+    """The case as it will be written, the engine's answer to it, and what it was probed on."""
 
     case_id: str
     probe: Probe
-    lines: tuple[bytes, ...]
+    # The case's JSON object, and its entry's line as it was when probed.
+    case_json: dict[str, Any]
+    entry: dict[str, Any]
+    # Case ids of the rest of the fixture set, which the written id must not take.
+    taken: tuple[str, ...]
     warnings: tuple[str, ...]
 
 
@@ -78,7 +85,7 @@ def plan_case(
         case_id=case_id,
         query=query,
         needles=tuple(needles),
-        expected_layer=NEGATIVE_LAYER if negative else layer or FALLBACK_LAYER,
+        expected_layer=NEGATIVE_LAYER if negative else layer or UNMEASURED_LAYER,
         expected_rank_ceiling=0
         if negative
         else ceiling
@@ -98,15 +105,51 @@ def plan_case(
     if layer is None and not negative and found.record.layer is not None:
         # Record the layer the engine does use, measured, not a hoped-for one.
         found = judged_as(found, _with_layer(draft, found.record.layer))
-    raw["cases"] = [*raw.get("cases", []), _case_json(found.case)]
-    new_lines = [line.data for line in lines]
-    new_lines[index] = _encoded_like(raw, lines[index].data)
     warnings = [
         f"needle {needle!r} {weakness}"
         for needle in needles
         if (weakness := needle_weakness(needle)) is not None
     ]
-    return CaseDraft(case_id, found, tuple(new_lines), tuple(warnings))
+    return CaseDraft(case_id, found, _case_json(found.case), raw, tuple(taken), tuple(warnings))
+
+
+def write_case(target: Path, draft: CaseDraft) -> str:
+    """Append the drafted case to its entry in the file as it is now; the id it was written as.
+
+    The file is read again under a lock (`locked`), so lines another command or an
+    editor saved while the engine was probing are kept. The entry itself must be as
+    it was probed, its cases aside: the case was checked against that haystack.
+    """
+    entry_id = draft.probe.case.entry_id
+    with locked(target) as real:
+        lines = read_lines(real)
+        index = _entry_line(lines, entry_id, target)
+        raw = dict(lines[index].entry or {})
+        if _without_cases(raw) != _without_cases(draft.entry):
+            raise AuthoringError(
+                f"{target}:{index + 1}: entry {entry_id!r} changed while the engine was "
+                "probing the case; nothing written: run the command again"
+            )
+        present = [str(case.get("case_id")) for case in _cases(raw)]
+        case = dict(draft.case_json)
+        if case["case_id"] in present:
+            # Another command added a case to this entry meanwhile: take the next id.
+            negative = draft.probe.case.is_negative
+            case["case_id"] = next_case_id(entry_id, [*present, *draft.taken], negative=negative)
+        raw["cases"] = [*raw.get("cases", []), case]
+        new_lines = [line.data for line in lines]
+        new_lines[index] = _encoded_like(raw, lines[index].data)
+        write_lines(real, new_lines)
+    return str(case["case_id"])
+
+
+def _cases(raw: dict[str, Any]) -> list[dict[str, Any]]:
+    cases = raw.get("cases", [])
+    return [case for case in cases if isinstance(case, dict)] if isinstance(cases, list) else []
+
+
+def _without_cases(raw: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in raw.items() if key != "cases"}
 
 
 def _entry_line(lines: Sequence[RawLine], entry_id: str, target: Path) -> int:

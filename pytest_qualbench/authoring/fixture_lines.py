@@ -7,11 +7,13 @@ fixture file shows only the change.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,8 +68,31 @@ def encode_entry(entry: dict[str, Any], like: bytes | None, ending: bytes) -> by
     return json.dumps(entry, ensure_ascii=ascii_only).encode("utf-8") + ending
 
 
+@contextmanager
+def locked(path: Path) -> Iterator[Path]:
+    """The file's real path (through any symlink), its folder locked against other writers.
+
+    Every authoring write re-reads the file inside this lock: two commands at once,
+    or an editor's save while the engine was probing, never lose each other's lines.
+    The folder is locked (`flock`), not the file, because a write replaces the file.
+    """
+    real = Path(os.path.realpath(path))
+    real.parent.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(real.parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(descriptor, fcntl.LOCK_EX)
+        yield real
+    finally:
+        os.close(descriptor)  # closing releases the lock
+
+
 def write_lines(path: Path, lines: Sequence[bytes]) -> None:
-    """Replace the file in one rename: a crash leaves the old file or the new one."""
+    """Replace the file in one rename: a crash leaves the old file or the new one.
+
+    A symlink is written through: its target gets the new lines and the link stays
+    a link (a fixture shared by several projects keeps being shared).
+    """
+    path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
     descriptor, temporary = tempfile.mkstemp(
         dir=path.parent, prefix=f".{path.name}.", suffix=".tmp"

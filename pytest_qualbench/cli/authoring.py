@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pytest_qualbench.authoring.add import DEFAULT_SOURCE_KIND, document_files, plan_add
-from pytest_qualbench.authoring.case import plan_case
+from pytest_qualbench.authoring.case import plan_case, write_case
 from pytest_qualbench.authoring.fixture_lines import AuthoringError, write_lines
 from pytest_qualbench.authoring.probe import counted, report_lines
 from pytest_qualbench.authoring.show import show_lines
@@ -166,13 +166,13 @@ def _case(arguments: argparse.Namespace, bench: BenchConfig) -> int:
             file=sys.stderr,
         )
         return CASE_FAILS
-    write_lines(target, draft.lines)
+    written = write_case(target, draft)
     expected = (
         "negative"
         if case.is_negative
         else f"layer {case.expected_layer}, ceiling {case.expected_rank_ceiling or 'none'}"
     )
-    print(f"added {draft.case_id} to {target} ({expected})")
+    print(f"added {written} to {target} ({expected})")
     return 0
 
 
