@@ -203,3 +203,34 @@ def test_duplicate_results_count_once_and_are_named(project: pytest.Pytester) ->
     # [noise, rel]: nDCG@10 = 1/log2(3) with |R| = 1 (the engine lists no chunks).
     assert data["overall"]["ndcg@10"] == pytest.approx(0.6309, abs=1e-4)  # type: ignore[index]
     assert [case["duplicate_results"] for case in data["cases"]] == [2, 2]  # type: ignore[index,union-attr]
+
+
+def test_one_engine_object_for_two_content_types_is_refused(
+    project: pytest.Pytester, write_fixture: WriteFixture
+) -> None:
+    write_fixture(
+        "markdown.jsonl",
+        [entry("md_001", "omega kappa", [case("md_001_q1", "omega", ["omega kappa"])])],
+    )
+    project.makeconftest(
+        """
+        import wordengine
+
+        ONE = wordengine.WordEngine()
+
+        def pytest_qualbench_make_engine(config, content_type):
+            return ONE
+        """
+    )
+    result = project.runpytest("--qualbench", "-p", "no:randomly")
+    # markdown is indexed first (sorted); plaintext then gets the same object back.
+    result.assert_outcomes(passed=1, failed=2)
+    message = (
+        "the engine factory returned the same WordEngine object for markdown and plaintext: "
+        "each content type is indexed on its own engine, so return a new one on every call "
+        "(e.g. from pytest_qualbench_make_engine)"
+    )
+    assert message in result.stdout.str()
+    assert "Traceback" not in result.stdout.str()
+    passed = [c["case_id"] for c in report(project)["cases"] if c["passed"]]  # type: ignore[index,union-attr]
+    assert passed == ["md_001_q1"]

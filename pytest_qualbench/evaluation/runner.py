@@ -40,6 +40,10 @@ class IndexingFailed(RuntimeError):
     """A content type whose corpus failed to index earlier in this session."""
 
 
+class SharedEngine(TypeError):
+    """The factory returned an engine object it had already returned for another content type."""
+
+
 @dataclass
 class IndexedCorpus:
     """An engine holding one content type's corpus, and what judging needs from it."""
@@ -152,8 +156,21 @@ class BenchRun:
         return Indexed(engine, (time.perf_counter() - started) * 1000.0, False, "unused")
 
     def make_engine(self, content_type: str) -> SearchEngine:
-        """A new engine from the factory, remembered so that `close` closes it."""
+        """A new engine from the factory, remembered so that `close` closes it.
+
+        SharedEngine when the factory hands back another content type's engine: one
+        object for every type would index each type's entries over the last, and every
+        case would search the last-built corpus, passing or failing by accident.
+        """
         engine = self.engine_factory(content_type)
+        for other, corpus in sorted(self.corpora.items()):
+            if corpus.engine is engine and other != content_type:
+                raise SharedEngine(
+                    f"the engine factory returned the same {type(engine).__qualname__} object "
+                    f"for {other} and {content_type}: each content type is indexed on its "
+                    "own engine, so return a new one on every call (e.g. from "
+                    "pytest_qualbench_make_engine)"
+                )
         self.made_engines.append(engine)
         return engine
 
