@@ -224,7 +224,7 @@ def judge(
     failures = tuple(
         failure
         for failure in _check(
-            case, len(results), rank, layer, found, bool(layers_reported) and layer_checked
+            case, len(results), rank, layer, found, layers_reported is not False and layer_checked
         )
         if failure.type in checks
     )

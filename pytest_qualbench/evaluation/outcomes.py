@@ -93,9 +93,7 @@ def _rank(record: CaseRecord) -> CheckOutcome:
 
 def _layer(record: CaseRecord) -> CheckOutcome:
     expected = record.expected_layer
-    if record.layers_reported is None:
-        return CheckOutcome("layer", None, "layer not checked: nothing was returned")
-    if not record.layers_reported:
+    if record.layers_reported is False:
         return CheckOutcome("layer", None, "layer not checked: the engine labels no layers")
     if record.layer is None:
         return CheckOutcome(
