@@ -331,12 +331,50 @@ def test_negative_query_the_engine_answers_is_a_warning(tmp_path: Path) -> None:
     ]
 
 
-def test_engine_is_not_made_for_content_types_without_negatives(tmp_path: Path) -> None:
-    def factory(content_type: str) -> StandInEngine:
-        raise AssertionError(f"no engine needed for {content_type}")
+def test_one_engine_per_content_type_serves_every_engine_check(tmp_path: Path) -> None:
+    made: list[str] = []
 
-    fixture_set = load(tmp_path, ("a.jsonl", clean_entries()))
+    def factory(content_type: str) -> StandInEngine:
+        made.append(content_type)
+        return StandInEngine()
+
+    entries = clean_entries() + clean_entries("md", "markdown")
+    fixture_set = load(tmp_path, ("a.jsonl", entries))
+    # The stand-in lists no chunks: the chunk check is skipped, and nothing is found.
     assert lint_fixture_set(fixture_set, engine_factory=factory) == []
+    assert made == ["markdown", "plaintext"]
+
+
+def test_strict_lint_flags_a_needle_in_the_haystack_but_in_no_chunk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    entries = clean_entries("md", "markdown")
+    # Verbatim in the haystack, across the paragraph break the chunker splits at.
+    entries[0]["haystack"] = (
+        "# Pools\n\nConnection pooling keeps sockets open.\n\n# Reuse\n\nIt saves time."
+    )
+    entries[0]["cases"][0]["needles"] = ["sockets open.\n\n# Reuse"]
+    # Windows line endings inside a needle: the chunker reads them as newlines.
+    entries[1]["haystack"] = "# GC\r\n\r\nThe garbage collector\r\nreclaims objects."
+    entries[1]["cases"][0]["needles"] = ["collector\r\nreclaims"]
+    write_jsonl(tmp_path / "a.jsonl", entries)
+    monkeypatch.chdir(tmp_path)
+    assert main(["lint", "--strict", "a.jsonl"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert (
+        "a.jsonl:1: warning: case md_001_q1: needle 'sockets open.\\n\\n# Reuse' is in the "
+        "haystack of md_001 but in no single chunk the engine indexed (it spans chunks, or the "
+        "chunker changes its text, e.g. \\r\\n line endings): no result can contain it"
+    ) in out
+    assert any(
+        line.startswith("a.jsonl:2: warning: case md_002_q1: needle 'collector\\r\\nreclaims'")
+        for line in out
+    ), out
+    # The same set without those two needles: nothing of the kind.
+    capsys.readouterr()
+    write_jsonl(tmp_path / "a.jsonl", clean_entries("md", "markdown"))
+    main(["lint", "a.jsonl"])
+    assert "no single chunk" not in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 
 from rapidfuzz.distance import Levenshtein
 
+from pytest_qualbench.engine import capabilities
 from pytest_qualbench.engine.fuzzy import MIN_FUZZY_WORD_CHARS, Corrector
 from pytest_qualbench.engine.returned import checked_results
-from pytest_qualbench.engine.types import ALL_KINDS, DEFAULT_LIMIT
+from pytest_qualbench.engine.types import ALL_KINDS, DEFAULT_LIMIT, SearchEngine
 from pytest_qualbench.evaluation.runner import EngineFactory
 from pytest_qualbench.fixtures.schema import Case, Entry, FixtureSet
 
@@ -104,7 +105,7 @@ def lint_fixture_set(
         findings += _case_findings(entries)
         findings += _negative_vocabulary_findings(entries)
         if engine_factory is not None:
-            findings += _negative_engine_findings(engine_factory, content_type, entries)
+            findings += _engine_findings(engine_factory, content_type, entries)
     return sorted(findings, key=lambda finding: (finding.path, finding.line))
 
 
@@ -323,14 +324,64 @@ def _layer_match(word: str, corpus_words: _CorpusWords) -> str | None:
     return f"is within edit distance {distance} of corpus word {correction!r} (fuzzy layer)"
 
 
-def _negative_engine_findings(
+def _engine_findings(
     engine_factory: EngineFactory, content_type: str, entries: Sequence[Entry]
 ) -> list[LintFinding]:
-    negatives = [(entry, case) for entry in entries for case in entry.cases if case.is_negative]
-    if not negatives:
-        return []
+    """What only the engine can tell: needles in no chunk it indexed, negatives it answers."""
     engine = engine_factory(content_type)
-    engine.index(entries)
+    try:
+        engine.index(entries)
+        return _unchunked_needle_findings(engine, entries) + _negative_engine_findings(
+            engine, entries
+        )
+    finally:
+        capabilities.close(engine)
+
+
+def _unchunked_needle_findings(engine: SearchEngine, entries: Sequence[Entry]) -> list[LintFinding]:
+    """A needle in its entry's haystack but in none of its chunks: the case can never pass.
+
+    A needle that spans two chunks (two paragraphs, two JSON keys), or holds text the
+    chunker changes (`\r\n` line endings), is verbatim in the haystack, so the
+    placement checks pass it; only the engine's own chunks show that no result can
+    ever contain it. An engine that cannot list its chunks is not checked.
+    """
+    chunks = capabilities.listed_chunks(engine)
+    if chunks is None:
+        return []
+    by_source = {entry.source_label: entry.id for entry in entries}
+    texts: dict[str, list[str]] = defaultdict(list)
+    for chunk in chunks:
+        texts[chunk.entry_id or by_source.get(chunk.source, "")].append(chunk.text)
+    findings = []
+    for entry in entries:
+        for case in entry.cases:
+            for needle in dict.fromkeys(case.needles):
+                holders = (
+                    [entry]
+                    if needle in entry.haystack
+                    else [e for e in entries if needle in e.haystack]
+                )
+                if holders and not any(
+                    needle in text for holder in holders for text in texts[holder.id]
+                ):
+                    where = ", ".join(holder.id for holder in holders[:NAMED_ENTRIES_SHOWN])
+                    findings.append(
+                        LintFinding(
+                            entry.path,
+                            entry.line,
+                            WARNING,
+                            f"case {case.case_id}: needle {needle!r} is in the haystack of "
+                            f"{where} but in no single chunk the engine indexed (it spans "
+                            "chunks, or the chunker changes its text, e.g. \\r\\n line "
+                            "endings): no result can contain it",
+                        )
+                    )
+    return findings
+
+
+def _negative_engine_findings(engine: SearchEngine, entries: Sequence[Entry]) -> list[LintFinding]:
+    negatives = [(entry, case) for entry in entries for case in entry.cases if case.is_negative]
     findings = []
     for entry, case in negatives:
         returned = engine.search(case.query, limit=DEFAULT_LIMIT, kinds=ALL_KINDS)
