@@ -21,7 +21,8 @@ from typing import Any
 
 from benchmarks.loo import Fold, leave_one_out, setting_key
 from pytest_qualbench.cli import qualbench as qualbench_cli
-from pytest_qualbench.engine.builtin import Engine, chunk_entries
+from pytest_qualbench.engine.builtin import Engine
+from pytest_qualbench.engine.chunking import chunk_entries
 from pytest_qualbench.engine.types import Chunk, IndexState
 from pytest_qualbench.evaluation.metrics import mean_metrics, positive_case_metrics
 from pytest_qualbench.fixtures import Case, load_fixture_set
