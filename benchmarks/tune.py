@@ -52,10 +52,11 @@ class FixtureFigures:
 
 def fixture_figures(setting: Setting, root: Path = BENCH_FIXTURES) -> FixtureFigures:
     """Every shipped case run and judged in-process, as `pytest --qualbench` runs it."""
-    from pytest_qualbench.engine.builtin import FUZZY_PREFIX, Engine
+    from pytest_qualbench.engine.builtin import Engine
     from pytest_qualbench.evaluation.metrics import mean_metrics
     from pytest_qualbench.evaluation.runner import BenchRun
     from pytest_qualbench.fixtures import load_fixture_set
+    from pytest_qualbench.fixtures.schema import FUZZY_PREFIX
 
     fixture_set = load_fixture_set(sorted(root.glob("*.jsonl")), root)
     run = BenchRun(fixture_set, lambda _content_type: Engine(**setting), limit=10)
