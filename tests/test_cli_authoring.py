@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,7 +35,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
-def entries(path: Path) -> list[dict[str, object]]:
+def entries(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
@@ -58,7 +59,7 @@ def test_add_case_show_from_documents_to_a_checked_case(
     assert "added md_002_q1 to bench/docs.jsonl (layer rrf(porter+trigram), ceiling 3)" in out
     assert [case["case_id"] for case in entries(project / "bench/docs.jsonl")[1]["cases"]] == [
         "md_002_q1"
-    ]  # type: ignore[index]
+    ]
 
     assert main(["show", "md_002_q1"]) == 0
     out = capsys.readouterr().out

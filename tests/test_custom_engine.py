@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -44,15 +45,15 @@ def project(pytester: pytest.Pytester, write_fixture: WriteFixture) -> pytest.Py
     return pytester
 
 
-def report(pytester: pytest.Pytester) -> dict[str, object]:
-    data: dict[str, object] = json.loads((pytester.path / ".qualbench/report.json").read_text())
+def report(pytester: pytest.Pytester) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((pytester.path / ".qualbench/report.json").read_text())
     return data
 
 
 def test_engine_by_ini(project: pytest.Pytester) -> None:
     project.makeini("[pytest]\nqualbench_engine = wordengine:WordEngine\n")
     project.runpytest("--qualbench").assert_outcomes(passed=2)
-    assert report(project)["metadata"]["engine"]["name"] == "wordengine:WordEngine"  # type: ignore[index]
+    assert report(project)["metadata"]["engine"]["name"] == "wordengine:WordEngine"
 
 
 def test_engine_by_option_overrides_ini(project: pytest.Pytester) -> None:
@@ -61,8 +62,8 @@ def test_engine_by_option_overrides_ini(project: pytest.Pytester) -> None:
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(["layer checks skipped: the engine labels no layers"])
     metadata = report(project)["metadata"]
-    assert metadata["relevant_set"] == "returned"  # type: ignore[index]
-    assert report(project)["overall"]["layer_accuracy"] is None  # type: ignore[index]
+    assert metadata["relevant_set"] == "returned"
+    assert report(project)["overall"]["layer_accuracy"] is None
 
 
 def test_engine_by_hook(project: pytest.Pytester) -> None:
@@ -78,7 +79,7 @@ def test_engine_by_hook(project: pytest.Pytester) -> None:
         """
     )
     project.runpytest("--qualbench").assert_outcomes(passed=2)
-    assert report(project)["metadata"]["engine"]["config"] == {"from": "hook"}  # type: ignore[index]
+    assert report(project)["metadata"]["engine"]["config"] == {"from": "hook"}
 
 
 def test_raising_engine_fails_its_cases_with_its_traceback(project: pytest.Pytester) -> None:
@@ -101,7 +102,7 @@ def test_raising_engine_fails_its_cases_with_its_traceback(project: pytest.Pytes
     )
     failures = report(project)["failures"]
     assert {"case_id": "txt_002_q1", "type": "error", "expected": None,
-            "actual": "RuntimeError: index shard offline"} in failures  # type: ignore[operator]  # fmt: skip
+            "actual": "RuntimeError: index shard offline"} in failures  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -172,7 +173,7 @@ def test_layerless_engine_with_an_erroring_case_keeps_layer_accuracy_null(
     )
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["layer checks skipped: the engine labels no layers"])
-    assert report(project)["overall"]["layer_accuracy"] is None  # type: ignore[index]
+    assert report(project)["overall"]["layer_accuracy"] is None
     assert not [line for line in result.outlines if "qualbench FAILED" in line]
 
 
@@ -201,8 +202,8 @@ def test_duplicate_results_count_once_and_are_named(project: pytest.Pytester) ->
     )
     data = report(project)
     # [noise, rel]: nDCG@10 = 1/log2(3) with |R| = 1 (the engine lists no chunks).
-    assert data["overall"]["ndcg@10"] == pytest.approx(0.6309, abs=1e-4)  # type: ignore[index]
-    assert [case["duplicate_results"] for case in data["cases"]] == [2, 2]  # type: ignore[index,union-attr]
+    assert data["overall"]["ndcg@10"] == pytest.approx(0.6309, abs=1e-4)
+    assert [case["duplicate_results"] for case in data["cases"]] == [2, 2]
 
 
 def test_one_engine_object_for_two_content_types_is_refused(
@@ -232,5 +233,5 @@ def test_one_engine_object_for_two_content_types_is_refused(
     )
     assert message in result.stdout.str()
     assert "Traceback" not in result.stdout.str()
-    passed = [c["case_id"] for c in report(project)["cases"] if c["passed"]]  # type: ignore[index,union-attr]
+    passed = [c["case_id"] for c in report(project)["cases"] if c["passed"]]
     assert passed == ["md_001_q1"]

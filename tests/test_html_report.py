@@ -6,6 +6,7 @@ import json
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -229,7 +230,7 @@ def test_mark_needles_without_a_match_keeps_the_text_whole() -> None:
 
 
 def test_aggregate_is_the_mean_over_cases_that_carry_the_metric() -> None:
-    cases = [
+    cases: list[dict[str, Any]] = [
         {"metrics": {"mrr": 1.0, "rank_ceiling_pass": None}},
         {"metrics": {"mrr": 0.5, "rank_ceiling_pass": 1.0}},
         {"metrics": {"mrr": 0.0}},

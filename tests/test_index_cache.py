@@ -181,6 +181,16 @@ def swap_first_two(path: Path) -> None:
     second.write_bytes(data)
 
 
+def fifo_in_place(path: Path) -> None:
+    path.unlink()
+    os.mkfifo(path)
+
+
+def directory_in_place(path: Path) -> None:
+    path.unlink()
+    path.mkdir()
+
+
 @pytest.mark.parametrize(
     "damage",
     [
@@ -188,8 +198,8 @@ def swap_first_two(path: Path) -> None:
         pytest.param(flip_last_byte, id="flipped array byte"),
         pytest.param(swap_first_two, id="two array files swapped"),
         pytest.param(lambda path: path.unlink(), id="array file missing"),
-        pytest.param(lambda path: (path.unlink(), os.mkfifo(path)), id="a FIFO in its place"),
-        pytest.param(lambda path: (path.unlink(), path.mkdir()), id="a directory in its place"),
+        pytest.param(fifo_in_place, id="a FIFO in its place"),
+        pytest.param(directory_in_place, id="a directory in its place"),
     ],
 )
 def test_damaged_arrays_are_corrupt_and_rebuilt(

@@ -143,7 +143,10 @@ def test_negative_pass() -> None:
 
 
 def test_means_skip_undefined_values() -> None:
-    cases = [{"mrr": 1.0, "rank_ceiling_pass": None}, {"mrr": 0.5, "rank_ceiling_pass": 1.0}]
+    cases: list[dict[str, float | None]] = [
+        {"mrr": 1.0, "rank_ceiling_pass": None},
+        {"mrr": 0.5, "rank_ceiling_pass": 1.0},
+    ]
     assert mean_metrics(cases, ["mrr", "rank_ceiling_pass", "hit@1"]) == {
         "mrr": (1.0 + 0.5) / 2,
         "rank_ceiling_pass": 1.0,

@@ -164,6 +164,7 @@ def trec_measures() -> dict[str, object]:
 
 def trec_eval(cases: Sequence[RankedCase]) -> tuple[list[dict[str, float]], dict[str, float]]:
     """Per-query values and their means, as trec_eval computes them."""
+    assert ir_measures is not None
     qrels = [
         ir_measures.Qrel(f"q{index}", doc, 1)
         for index, ranked in enumerate(cases)

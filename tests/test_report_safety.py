@@ -57,7 +57,7 @@ def test_serialising_crash_keeps_the_previous_report(
     def broken_dumps(*args: Any, **kwargs: Any) -> str:
         raise TypeError("Object of type Engine is not JSON serializable")
 
-    monkeypatch.setattr(report_module.json, "dumps", broken_dumps)
+    monkeypatch.setattr(f"{report_module.__name__}.json.dumps", broken_dumps)
     with pytest.raises(TypeError):
         write_report(target, NEXT)
     assert_previous_report_intact(target)

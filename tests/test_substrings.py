@@ -87,7 +87,9 @@ def test_a_damaged_or_planted_index_is_refused_and_rebuilt(
     cache.store_state("markdown", texts_key(FORMAT, TEXTS), planted)
     index = cached_substring_index(cache, "markdown", TEXTS)
     assert index.count_containing(["pool", "maxIdle"]) == plain(TEXTS, ["pool", "maxIdle"])
-    assert SubstringIndex.stored(TEXTS, cache.load_state("markdown", texts_key(FORMAT, TEXTS))[0])
+    stored_state = cache.load_state("markdown", texts_key(FORMAT, TEXTS))[0]
+    assert stored_state is not None
+    assert SubstringIndex.stored(TEXTS, stored_state)
 
 
 def test_an_index_of_as_many_other_texts_is_not_taken() -> None:

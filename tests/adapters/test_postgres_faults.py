@@ -252,7 +252,7 @@ def test_a_server_stopped_mid_run_gives_one_warning_line_not_a_traceback(
     with throwaway_server(binaries) as dsn:
         process, searching, go = start_run(pytester, dsn)
         wait_for(searching, process)
-        data = Path(conninfo_to_dict(dsn)["host"] or "") / "data"
+        data = Path(str(conninfo_to_dict(dsn)["host"] or "")) / "data"
         stop = [str(binaries / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"]
         subprocess.run(as_server_user(stop), check=True, capture_output=True)
         go.touch()

@@ -57,7 +57,8 @@ def langchain_store(entries: Sequence[Entry]) -> LangchainRetriever:
     store = InMemoryVectorStore.from_documents(
         langchain.documents(entries), embedding=HashedWords()
     )
-    return store.as_retriever(search_kwargs={"k": 3})
+    retriever: LangchainRetriever = store.as_retriever(search_kwargs={"k": 3})
+    return retriever
 
 
 def llamaindex_store(entries: Sequence[Entry]) -> LlamaRetriever:
