@@ -7,22 +7,24 @@ from collections.abc import Sequence
 from typing import Any
 
 import pytest
-from rank_bm25 import BM25Plus
 
 from pytest_qualbench.engine import Engine
-from pytest_qualbench.engine.analysis import index_terms
 from pytest_qualbench.engine.types import Chunk, Result, SearchEngine
 from pytest_qualbench.fixtures.parsing import parse_entry
 from pytest_qualbench.fixtures.schema import Case, Entry
 from pytest_qualbench.sections import rankers
 from pytest_qualbench.sections.head_to_head import HEAD_TO_HEAD_METRICS, head_to_head, lift
 from pytest_qualbench.sections.rankers import (
+    BM25_STOPWORDS,
+    Bm25Analyzer,
     Bm25Ranker,
     FlatfileRanker,
     Ranker,
     RankerSpecError,
     chunk_quality,
     flatfile_terms,
+    lucene_bm25,
+    lucene_idf,
     parse_ranker_names,
     quality_score,
     register_ranker,
@@ -127,19 +129,72 @@ def test_flatfile_matches_substrings_without_idf() -> None:
     assert FlatfileRanker().rank("pool", chunks) == [0, 1]
 
 
-def test_bm25_orders_as_rank_bm25_bm25plus_over_index_terms() -> None:
+def test_bm25_analysis_lowercases_drops_lucene_stopwords_and_porter_stems() -> None:
+    assert Bm25Analyzer().terms("The Cats are running, a dog is NOT.") == ["cat", "run", "dog"]
+    # One-character words are no tokens; digits are word characters.
+    assert Bm25Analyzer().terms("x y2 404") == ["y2", "404"]
+    assert len(BM25_STOPWORDS) == 33
+
+
+def test_lucene_idf_written_out() -> None:
+    assert lucene_idf(3, 2) == math.log(1 + (3 - 2 + 0.5) / (2 + 0.5))
+    # A term in every document keeps a positive weight (Okapi's IDF would be negative).
+    assert lucene_idf(3, 3) == math.log(1 + 0.5 / 3.5) > 0
+
+
+def test_bm25_scores_are_the_formula_by_hand() -> None:
+    # Terms: [cat, sat], [cat, cat, dog], [bird]; N = 3, avgdl = 6 / 3 = 2.
+    chunks = [chunk("cat sat", position=0), chunk("cats cat dog", position=1), chunk("bird", 2)]
+    model = lucene_bm25([Bm25Analyzer().terms(c.text) for c in chunks], k1=1.2, b=0.75)
+    idf_cat = math.log(1 + (3 - 2 + 0.5) / (2 + 0.5))  # df 2
+    idf_dog = math.log(1 + (3 - 1 + 0.5) / (1 + 0.5))  # df 1
+    # idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))
+    cat_0 = idf_cat * 1 * 2.2 / (1 + 1.2 * (0.25 + 0.75 * 2 / 2))
+    cat_1 = idf_cat * 2 * 2.2 / (2 + 1.2 * (0.25 + 0.75 * 3 / 2))
+    dog_1 = idf_dog * 1 * 2.2 / (1 + 1.2 * (0.25 + 0.75 * 3 / 2))
+    assert model.get_scores(["cat", "dog"]).tolist() == pytest.approx(
+        [cat_0, cat_1 + dog_1, 0.0], rel=1e-12
+    )
+    assert Bm25Ranker(chunks).rank("cat", chunks) == [1, 0]
+    assert Bm25Ranker(chunks).rank("dogs and cats", chunks) == [1, 0]
+    # A word repeated in the query counts twice, as Lucene's sum of term clauses does.
+    doubled = model.get_scores(["dog", "dog"]).tolist()
+    assert doubled == pytest.approx([0.0, 2 * dog_1, 0.0], rel=1e-12)
+
+
+def test_bm25_indexes_the_title_with_the_text() -> None:
+    titled = [Chunk("body words", "Pooling", "s", "durable", 0, "s", {}), chunk("other", "t")]
+    assert Bm25Ranker(titled).rank("pooling", titled) == [0]
+
+
+def test_bm25_ranks_as_bm25s_lucene_does() -> None:
+    """The same analysis, k1 and b through bm25s's Lucene variant: the same order, and
+    scores that differ only by Lucene 8's dropped constant k1 + 1."""
+    bm25s = pytest.importorskip("bm25s")
+    from pytest_qualbench.adapters.bm25s import porter_stems
+
     texts = [
         "connection pool settings for the database",
-        "pool of workers",
-        "the connection was reset",
-        "nothing relevant",
+        "the pool of workers and the pool of connections",
+        "the connection was reset by the peer",
+        "nothing relevant at all",
+        "database connections are pooled; pool size 10",
     ]
     chunks = [chunk(text, position=i) for i, text in enumerate(texts)]
-    model = BM25Plus([index_terms(text) for text in texts], k1=1.2, b=0.75, delta=1.0)
-    scores = model.get_scores(["connect", "pool"])
-    expected = sorted([0, 1, 2], key=lambda i: (-scores[i], i))
-    assert Bm25Ranker(chunks).rank("connections pool", chunks) == expected
-    assert expected[0] == 0
+    retriever = bm25s.BM25(method="lucene", k1=1.2, b=0.75)
+    retriever.index(
+        bm25s.tokenize(texts, stopwords="en", stemmer=porter_stems, show_progress=False),
+        show_progress=False,
+    )
+    ours = lucene_bm25([Bm25Analyzer().terms(text) for text in texts], k1=1.2, b=0.75)
+    for query in ("connection pool", "database pool size", "peer reset", "workers"):
+        terms = Bm25Analyzer().terms(query)
+        theirs = retriever.get_scores(terms).tolist()
+        assert (ours.get_scores(terms) / 2.2).tolist() == pytest.approx(theirs, rel=1e-6)
+        by_bm25s = sorted(
+            (i for i, score in enumerate(theirs) if score > 0), key=lambda i: (-theirs[i], i)
+        )
+        assert Bm25Ranker(chunks).rank(query, chunks) == by_bm25s
 
 
 def test_bm25_leaves_out_chunks_without_a_query_term_and_handles_empty_input() -> None:
@@ -147,6 +202,8 @@ def test_bm25_leaves_out_chunks_without_a_query_term_and_handles_empty_input() -
     assert Bm25Ranker(chunks).rank("gamma", chunks) == [1]
     assert Bm25Ranker(chunks).rank("the", chunks) == []
     assert Bm25Ranker([]).rank("gamma", []) == []
+    only_stopwords = [chunk("the"), chunk("a")]
+    assert Bm25Ranker(only_stopwords).rank("the gamma", only_stopwords) == []
 
 
 def test_results_map_to_chunks_by_source_position_text_then_by_text() -> None:

@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
+from pytest_qualbench.adapters.chunked import searchable_text
 from pytest_qualbench.adapters.registry import (
     EngineMaker,
     EngineSpecError,
@@ -35,7 +36,6 @@ RANKING_DEPTH = 10
 FLATFILE_MIN_TERM_CHARS = 3
 BM25_K1 = 1.2
 BM25_B = 0.75
-BM25_DELTA = 1.0
 
 QUALITY_POOL = 25
 QUALITY_RANK_EXPONENT = 0.3
@@ -160,41 +160,93 @@ def make_flatfile(engine: SearchEngine, chunks: Sequence[Chunk]) -> Ranker:
     return FlatfileRanker()
 
 
-# --- bm25: plain BM25+ over the porter layer's tokens ------------------------------
+# --- bm25: textbook BM25 with Lucene's IDF -----------------------------------------
+
+# Lucene's EnglishAnalyzer default stop set (EnglishAnalyzer.ENGLISH_STOP_WORDS_SET),
+# also bm25s's "en" list: a fixed list, so no nltk corpus is downloaded.
+BM25_STOPWORDS = frozenset(
+    (
+        "a", "an", "and", "are", "as", "at", "be", "but", "by", "for", "if", "in", "into",
+        "is", "it", "no", "not", "of", "on", "or", "such", "that", "the", "their", "then",
+        "there", "these", "they", "this", "to", "was", "will", "with",
+    )
+)  # fmt: skip
+# Words of two or more word characters: bm25s's (and scikit-learn's) default pattern.
+_BM25_TOKEN = re.compile(r"(?u)\b\w\w+\b")
+
+
+def lucene_idf(documents: int, document_frequency: int) -> float:
+    """log(1 + (N - df + 0.5) / (df + 0.5)): Lucene's BM25Similarity IDF, never negative."""
+    return math.log(1.0 + (documents - document_frequency + 0.5) / (document_frequency + 0.5))
+
+
+class Bm25Analyzer:
+    """Lowercased words of 2+ word characters, the Lucene English stop set dropped,
+    each stemmed by nltk's Porter stemmer (memoised per word)."""
+
+    def __init__(self) -> None:
+        from pytest_qualbench.engine.analysis import porter_stemmer
+
+        self._stem = porter_stemmer().stem
+        self._stems: dict[str, str] = {}
+
+    def terms(self, text: str) -> list[str]:
+        terms = []
+        for word in _BM25_TOKEN.findall(text.lower()):
+            if word in BM25_STOPWORDS:
+                continue
+            stemmed = self._stems.get(word)
+            if stemmed is None:
+                stemmed = self._stems[word] = self._stem(word)
+            terms.append(stemmed)
+        return terms
+
+
+def lucene_bm25(documents: Sequence[Sequence[str]], k1: float, b: float) -> Any:
+    """rank_bm25's BM25Okapi with Lucene's IDF in place of its own.
+
+    BM25Okapi scores idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl)), the
+    Robertson-Sparck Jones formula; its own IDF, log((N - df + 0.5) / (df + 0.5)), goes
+    negative for a term in more than half the documents and is then floored at a
+    fraction of the mean. Lucene's IDF (`lucene_idf`) needs no floor. Lucene 8+ leaves
+    out the constant (k1 + 1), which changes no ranking.
+    """
+    from rank_bm25 import BM25Okapi
+
+    class LuceneIdfBm25(BM25Okapi):  # type: ignore[misc]
+        def _calc_idf(self, document_frequencies: dict[str, int]) -> None:
+            self.idf = {
+                term: lucene_idf(self.corpus_size, frequency)
+                for term, frequency in document_frequencies.items()
+            }
+
+    return LuceneIdfBm25(documents, k1=k1, b=b)
 
 
 class Bm25Ranker:
-    """rank_bm25's BM25Plus over the porter layer's terms of each chunk's text.
+    """Textbook BM25 over each chunk's title and text: `Bm25Analyzer` terms, k1 1.2,
+    b 0.75, Lucene's IDF (`lucene_bm25`).
 
-    No title field, trigrams or fuzzy correction: the keyword baseline the
-    engine's extra layers have to beat. Chunks sharing no term are not retrieved.
+    Every query term counts once per occurrence in the query, as Lucene sums its term
+    clauses. No title weight, trigrams or fuzzy correction: the plain keyword
+    baseline. Chunks sharing no term with the query are not retrieved.
     """
 
-    def __init__(self, chunks: Sequence[Chunk]) -> None:
-        from rank_bm25 import BM25Plus
-
-        from pytest_qualbench.engine.analysis import index_terms
-
-        documents = [index_terms(chunk.text) for chunk in chunks]
-        self._term_sets = [frozenset(document) for document in documents]
-        # rank_bm25 divides by the corpus size: an empty corpus gets no model.
-        self._model = (
-            BM25Plus(documents, k1=BM25_K1, b=BM25_B, delta=BM25_DELTA) if documents else None
-        )
+    def __init__(self, chunks: Sequence[Chunk], *, k1: float = BM25_K1, b: float = BM25_B) -> None:
+        self._analyzer = Bm25Analyzer()
+        documents = [self._analyzer.terms(searchable_text(chunk)) for chunk in chunks]
+        # rank_bm25 divides by the corpus size and the mean length: a corpus without a
+        # term gets no model (no query could match it).
+        self._model = lucene_bm25(documents, k1, b) if any(documents) else None
 
     def rank(self, query: str, chunks: Sequence[Chunk]) -> list[int]:
-        from pytest_qualbench.engine.analysis import query_terms
-
-        terms = list(dict.fromkeys(query_terms(query)))
+        terms = self._analyzer.terms(query)
         if self._model is None or not terms:
             return []
         scores = self._model.get_scores(terms)
-        matched = [
-            index
-            for index, term_set in enumerate(self._term_sets)
-            if any(term in term_set for term in terms)
-        ]
-        return sorted(matched, key=lambda index: (-float(scores[index]), index))
+        # Every IDF is positive, so a chunk scores above 0 exactly when it holds a term.
+        matched = [index for index, score in enumerate(scores.tolist()) if score > 0.0]
+        return sorted(matched, key=lambda index: (-scores[index], index))
 
 
 def make_bm25(engine: SearchEngine, chunks: Sequence[Chunk]) -> Ranker:
