@@ -24,7 +24,9 @@ from pytest_qualbench.evaluation.metrics import mean_metrics
 from pytest_qualbench.evaluation.runner import DEFAULT_ENGINE, BenchRun
 from pytest_qualbench.fixtures.discovery import discover_fixture_files
 from pytest_qualbench.fixtures.loading import load_fixture_set
-from pytest_qualbench.fixtures.schema import FixtureSet
+from pytest_qualbench.fixtures.schema import Case, FixtureSet
+from pytest_qualbench.sections.extra import rankers_section
+from pytest_qualbench.sections.rankers import resolve_ranker
 from tests.test_bench_fixtures import BENCH_DIR, ROOT, is_question
 
 # Where figures of the shipped benchmark may be quoted (CHANGELOG.md is history).
@@ -82,8 +84,9 @@ QUOTES = (
     ),
     Quote(
         "README.md",
-        rf"engine precision@1 {figure('hit1')} against .*? on its {figure('question_cases')} "
-        rf"question cases alone MRR {figure('question_mrr')} against",
+        rf"engine precision@1 {figure('hit1')} against {figure('bm25_hit1')} for BM25 .*? on "
+        rf"its {figure('question_cases')} question cases alone MRR {figure('question_mrr')} "
+        rf"against BM25's {figure('bm25_question_mrr')}",
     ),
     Quote(
         "pyproject.toml",
@@ -99,14 +102,22 @@ QUOTES = (
         "docs/writing-fixtures.md",
         rf"The built-in engine fails {figure('failing')} of the {figure('question_cases')}",
     ),
-    # The `engine` column of the head-to-head table (flatfile, bm25, engine, quality).
-    Quote("docs/head-to-head.md", rf"\nprecision@1 {FIGURE} {FIGURE} {figure('hit1')} "),
-    Quote("docs/head-to-head.md", rf"\nmrr {FIGURE} {FIGURE} {figure('mrr')} "),
-    Quote("docs/head-to-head.md", rf"\nndcg@10 {FIGURE} {FIGURE} {figure('ndcg10')} "),
+    # The `bm25` and `engine` columns of the head-to-head table (flatfile, bm25, engine,
+    # quality).
+    Quote(
+        "docs/head-to-head.md",
+        rf"\nprecision@1 {FIGURE} {figure('bm25_hit1')} {figure('hit1')} ",
+    ),
+    Quote("docs/head-to-head.md", rf"\nmrr {FIGURE} {figure('bm25_mrr')} {figure('mrr')} "),
+    Quote(
+        "docs/head-to-head.md",
+        rf"\nndcg@10 {FIGURE} {figure('bm25_ndcg10')} {figure('ndcg10')} ",
+    ),
     Quote(
         "docs/head-to-head.md",
         rf"Over its {figure('question_cases')} question cases alone .*? MRR "
-        rf"{figure('question_mrr')} against",
+        rf"{figure('question_mrr')} against {figure('bm25_question_mrr')}, nDCG@10 "
+        rf"{figure('question_ndcg10')} against {figure('bm25_question_ndcg10')} ",
     ),
 )
 # The figures of QUOTES that need a run of every case (the others come from the files).
@@ -114,7 +125,8 @@ RUN_FIGURES = {
     "hit1", "mrr", "ndcg10", "context_recall", "layer_accuracy", "rank_ceiling_pass",
     "negative_pass", "markdown_mrr", "json_mrr", "plaintext_mrr", "transcript_mrr",
     "curated_mrr", "keyword_hit1", "keyword_mrr", "keyword_ndcg10", "question_mrr",
-    "failing", "failing_not_found", "failing_ceiling", "failing_layer",
+    "failing", "failing_not_found", "failing_ceiling", "failing_layer", "question_ndcg10",
+    "bm25_hit1", "bm25_mrr", "bm25_ndcg10", "bm25_question_mrr", "bm25_question_ndcg10",
 }  # fmt: skip
 
 
@@ -141,6 +153,7 @@ def run_figures(fixture_set: FixtureSet) -> dict[str, str]:
     bench_run = BenchRun(fixture_set, lambda _content_type: resolve_engine(DEFAULT_ENGINE)(), 10)
     try:
         records = [bench_run.run_case(case) for case in fixture_set.cases()]
+        bm25 = bm25_figures(bench_run, list(fixture_set.cases()))
     finally:
         bench_run.close()
     cases = {case.case_id: case for case in fixture_set.cases()}
@@ -161,6 +174,8 @@ def run_figures(fixture_set: FixtureSet) -> dict[str, str]:
         "keyword_mrr": means(keyword)["mrr"],
         "keyword_ndcg10": means(keyword)["ndcg@10"],
         "question_mrr": means(questions)["mrr"],
+        "question_ndcg10": means(questions)["ndcg@10"],
+        **bm25,
     }
     for content_type in ("markdown", "json", "plaintext", "transcript", "curated"):
         typed = [record for record in positives if record.content_type == content_type]
@@ -178,6 +193,21 @@ def run_figures(fixture_set: FixtureSet) -> dict[str, str]:
         "failing_not_found": str(len(not_found)),
         "failing_ceiling": str(len(ceiling)),
         "failing_layer": str(len(failing) - len(not_found) - len(ceiling)),
+    }
+
+
+def bm25_figures(bench_run: BenchRun, cases: Sequence[Case]) -> dict[str, float]:
+    """The `bm25` ranker's head-to-head figures, over every positive case and the questions."""
+    positives = [case for case in cases if not case.is_negative]
+    bm25 = [("bm25", resolve_ranker("bm25"))]
+    overall = rankers_section(bench_run, positives, bm25)["metrics"]
+    questions = rankers_section(bench_run, [c for c in positives if is_question(c)], bm25)
+    return {
+        "bm25_hit1": overall["precision@1"]["bm25"],
+        "bm25_mrr": overall["mrr"]["bm25"],
+        "bm25_ndcg10": overall["ndcg@10"]["bm25"],
+        "bm25_question_mrr": questions["metrics"]["mrr"]["bm25"],
+        "bm25_question_ndcg10": questions["metrics"]["ndcg@10"]["bm25"],
     }
 
 
