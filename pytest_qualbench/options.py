@@ -27,6 +27,17 @@ def non_negative_int(text: str) -> int:
     return _whole_number(text, minimum=0)
 
 
+GAIN_NAMES = ("linear", "exponential")
+
+
+def gain_name(text: str) -> str:
+    """argparse `type=`: nDCG's gain for graded cases, `linear` (trec_eval's) or `exponential`."""
+    name = text.strip() or GAIN_NAMES[0]
+    if name not in GAIN_NAMES:
+        raise argparse.ArgumentTypeError(f"{text!r}: choose {' or '.join(GAIN_NAMES)}")
+    return name
+
+
 def _whole_number(text: str, *, minimum: int) -> int:
     try:
         value = int(text)

@@ -157,8 +157,8 @@ BAD_INPUTS = [
         "misspelled field",
         {"bench.jsonl": GOOD + line(with_case(needles=..., neeldes=["alpha"]))},
         (
-            "bench.jsonl:2: cases[0].needles: missing required field",
             "bench.jsonl:2: cases[0].neeldes: unknown field (did you mean 'needles'?)",
+            "bench.jsonl:2: cases[0]: a case needs needles (a list of strings; [] for a negative case) or relevant ({entry_id: grade})",
         ),
     ),
     BadInput(
@@ -355,6 +355,42 @@ BAD_INPUTS = [
             "bench.jsonl:2: cases[0].expected_layer: 'none' is only for negative cases (needles: [])",
         ),
     ),
+    BadInput(
+        "case with neither needles nor relevant",
+        {"bench.jsonl": GOOD + line(with_case(needles=...))},
+        (
+            "bench.jsonl:2: cases[0]: a case needs needles (a list of strings; [] for a negative case) or relevant ({entry_id: grade})",
+        ),
+    ),
+    BadInput(
+        "bad relevance grades",
+        {
+            "bench.jsonl": GOOD
+            + line(with_case(needles=..., relevant={"md_001": -1, "md_002": 1.5, "md_003": True}))
+            + line(with_case("md_003", needles=..., relevant=["md_001"]))
+            + line(with_case("md_004", needles=..., relevant={"md_001": 0}))
+        },
+        (
+            "bench.jsonl:2: cases[0].relevant.md_001: expected an integer grade >= 0, got -1",
+            "bench.jsonl:2: cases[0].relevant.md_002: expected an integer grade >= 0, got 1.5",
+            "bench.jsonl:2: cases[0].relevant.md_003: expected an integer grade >= 0, got True",
+            "bench.jsonl:3: cases[0].relevant: expected an object of entry id -> grade, got array",
+            "bench.jsonl:4: cases[0].relevant: no entry is graded 1 or more, so nothing can be found; a negative case uses needles: []",
+        ),
+    ),
+    BadInput(
+        "unknown relevant entry",
+        {
+            "bench.jsonl": GOOD
+            + line(with_case(needles=..., relevant={"md_001": 2, "md_404": 1}))
+            + line(entry("json_001", "{}", content_type="json"))
+            + line(with_case("md_003", needles=..., relevant={"json_001": 1}))
+        },
+        (
+            "bench.jsonl:2: relevant.md_404: case 'md_002_q1': no entry 'md_404' in the fixture set",
+            "bench.jsonl:4: relevant.json_001: case 'md_003_q1': entry 'json_001' is json, and the case searches the markdown entries",
+        ),
+    ),
 ]
 
 
@@ -388,8 +424,8 @@ def test_a_broken_case_leaves_its_entry_and_sibling_cases(tmp_path: Path) -> Non
     assert [c.case_id for c in loaded.entries[0].cases] == ["md_001_q1", "md_001_q3"]
     assert [e.field for e in loaded.errors] == [
         "cases[1].query",
-        "cases[1].needles",
         "cases[1].expected_rank_ceiling",
+        "cases[1]",
     ]
 
 

@@ -226,8 +226,8 @@ def test_broken_line_is_an_error_and_the_rest_still_runs(pytester: pytest.Pytest
     result.assert_outcomes(passed=4, errors=3)
     result.stdout.fnmatch_lines(
         [
-            "*invalid fixture line: bench_fixtures/markdown.jsonl:2: cases[[]0[]].needles: missing required field",
             "*invalid fixture line: bench_fixtures/markdown.jsonl:2: cases[[]0[]].neeldes: unknown field (did you mean 'needles'?)",
+            "*invalid fixture line: bench_fixtures/markdown.jsonl:2: cases[[]0[]]: a case needs needles*",
             "*invalid fixture line: bench_fixtures/markdown.jsonl:3: json: line contains invalid json*",
         ]
     )

@@ -12,16 +12,23 @@ import argparse
 import hashlib
 import json
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pytest_qualbench.engine.types import Result
 from pytest_qualbench.evaluation.metrics import (
+    GAINS,
+    graded_case_metrics,
     needles_found,
     negative_case_metrics,
     positive_case_metrics,
 )
+from pytest_qualbench.evaluation.relevance import AttributionError, EntryAttribution, entry_ranking
 from pytest_qualbench.fixtures.schema import CHECKS, Case
+
+# An entry graded at least this is relevant for hit, recall, MRR (--qualbench-min-grade).
+DEFAULT_MIN_GRADE = 1
+DEFAULT_GAIN = "linear"
 
 TOP_RESULTS_SHOWN = 5
 SNIPPET_CHARS = 160
@@ -102,10 +109,20 @@ class CaseRecord:
     layers_reported: bool | None
     # Results that repeated a chunk already returned at a better rank (counted once).
     duplicate_results: int = 0
+    # A case judged by entry: its grades, the judged-relevant entries its results
+    # hold (grade >= min_grade, best rank first), and that threshold.
+    relevant: Mapping[str, int] = field(default_factory=dict)
+    relevant_found: tuple[str, ...] = ()
+    min_grade: int = DEFAULT_MIN_GRADE
 
     @property
     def passed(self) -> bool:
         return not self.failures
+
+    def wanted_entries(self) -> dict[str, int]:
+        """The entries this case counts as relevant, with their grades, best grade first."""
+        wanted = [(e, g) for e, g in self.relevant.items() if g >= self.min_grade]
+        return dict(sorted(wanted, key=lambda item: (-item[1], item[0])))
 
     @property
     def definition(self) -> str:
@@ -117,6 +134,9 @@ class CaseRecord:
             self.expected_layer,
             self.expected_rank_ceiling,
         ]
+        # Only a case judged by entry adds its grades: a needle case's digest is unchanged.
+        if self.relevant:
+            asked.append(dict(sorted(self.relevant.items())))
         text = json.dumps(asked, ensure_ascii=False, separators=(",", ":"))
         return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -142,6 +162,10 @@ class CaseRecord:
             "latency_ms": self.latency_ms,
             "duplicate_results": self.duplicate_results,
         }
+        if self.relevant:
+            record["relevant"] = dict(self.relevant)
+            record["relevant_found"] = {e: self.relevant[e] for e in self.relevant_found}
+            record["min_grade"] = self.min_grade
         if not self.passed:
             record["top_results"] = [shown.to_json() for shown in self.top_results]
         return record
@@ -178,6 +202,9 @@ class CaseRecord:
             latency_ms=data["latency_ms"],
             layers_reported=data["layers_reported"],
             duplicate_results=data["duplicate_results"],
+            relevant=dict(data.get("relevant", {})),
+            relevant_found=tuple(data.get("relevant_found", {})),
+            min_grade=data.get("min_grade", DEFAULT_MIN_GRADE),
         )
 
 
@@ -190,15 +217,32 @@ def judge(
     latency_ms: float = 0.0,
     checks: Collection[str] = CHECKS,
     layer_checked: bool = True,
+    attribution: EntryAttribution | None = None,
+    min_grade: int = DEFAULT_MIN_GRADE,
+    gain: str = DEFAULT_GAIN,
 ) -> CaseRecord:
     """Score and check one case. `relevant_total` None means: count the relevant results returned.
 
     `layer_checked` False (an expected layer the engine does not label, or `any`)
     leaves the case out of the layer check and `layer_accuracy`. A chunk returned
-    twice counts once, at its first rank (`distinct_results`).
+    twice counts once, at its first rank (`distinct_results`). A case with
+    `relevant` is judged by entry (`attribution` names each result's entry).
     """
     returned = len(results)
     results = distinct_results(results)
+    if case.relevant:
+        return _judge_by_entry(
+            case,
+            results,
+            attribution,
+            corrected_query=corrected_query,
+            latency_ms=latency_ms,
+            checks=checks,
+            layer_checked=layer_checked,
+            min_grade=min_grade,
+            gain=gain,
+            duplicate_results=returned - len(results),
+        )
     texts = [result.text for result in results]
     relevant = [_first_needle(text, case.needles) is not None for text in texts]
     first_index = relevant.index(True) if True in relevant else None
@@ -288,6 +332,88 @@ def settle_layers(records: Sequence[CaseRecord]) -> list[CaseRecord]:
         else record
         for record in records
     ]
+
+
+def _judge_by_entry(
+    case: Case,
+    results: Sequence[Result],
+    attribution: EntryAttribution | None,
+    *,
+    corrected_query: str | None,
+    latency_ms: float,
+    checks: Collection[str],
+    layer_checked: bool,
+    min_grade: int,
+    gain: str,
+    duplicate_results: int,
+) -> CaseRecord:
+    """A case judged by `relevant`: each entry once, at its best rank (docs/metrics.md)."""
+    if attribution is None and results:
+        return error_record(case, "no entries to attribute results to", latency_ms=latency_ms)
+    try:
+        ranking = (
+            entry_ranking(results, case.relevant, attribution, case.needles)
+            if attribution is not None
+            else []
+        )
+    except AttributionError as exc:
+        return error_record(case, str(exc), latency_ms=latency_ms)
+    relevant_ranks = [i for i, ranked in enumerate(ranking) if ranked.grade >= min_grade]
+    first = relevant_ranks[0] if relevant_ranks else None
+    rank = None if first is None else first + 1
+    layer = None if first is None else results[ranking[first].first_result].layer
+    layers_reported = all(result.layer is not None for result in results) if results else None
+    checked = layers_reported is not False and layer_checked
+    metrics = graded_case_metrics(
+        [ranked.grade for ranked in ranking],
+        list(case.relevant.values()),
+        min_grade=min_grade,
+        gain=GAINS[gain],
+        rank_ceiling=case.expected_rank_ceiling,
+        first_relevant_layer=layer,
+        expected_layer=case.expected_layer,
+        layers_reported=checked,
+    )
+    found = tuple(ranking[index].entry_id for index in relevant_ranks)
+    wanted = {e: g for e, g in case.relevant.items() if g >= min_grade}
+    failures = [
+        failure
+        for failure in _check(case, len(results), rank, layer, (), checked)
+        if failure.type != "needles"
+    ]
+    if len(found) < len(wanted):
+        failures.insert(
+            0,
+            Failure(case.case_id, "needles", wanted, {e: case.relevant[e] for e in found}),
+        )
+    kept = tuple(failure for failure in failures if failure.type in checks)
+    shown = results[:TOP_RESULTS_SHOWN] if kept else ()
+    return CaseRecord(
+        case_id=case.case_id,
+        entry_id=case.entry_id,
+        content_type=case.content_type,
+        query=case.query,
+        corrected_query=corrected_query,
+        expected_layer=case.expected_layer,
+        expected_rank_ceiling=case.expected_rank_ceiling,
+        negative=False,
+        needles=case.needles,
+        result_count=len(results),
+        rank=rank,
+        layer=layer,
+        needles_found=needles_found([r.text for r in results], case.needles),
+        metrics=metrics,
+        failures=kept,
+        top_results=tuple(
+            _shown(index + 1, result, case.needles) for index, result in enumerate(shown)
+        ),
+        latency_ms=latency_ms,
+        layers_reported=layers_reported,
+        duplicate_results=duplicate_results,
+        relevant=dict(case.relevant),
+        relevant_found=found,
+        min_grade=min_grade,
+    )
 
 
 def error_record(case: Case, error: BaseException | str, *, latency_ms: float = 0.0) -> CaseRecord:

@@ -77,6 +77,79 @@ def ndcg_at_k(relevance: Sequence[bool], relevant_total: int, k: int = NDCG_K) -
     return 0.0 if ideal == 0.0 else dcg_at_k(relevance, k) / ideal
 
 
+def linear_gain(grade: int) -> float:
+    """trec_eval's gain: the grade itself (ndcg_cut with its default gains)."""
+    return float(grade)
+
+
+def exponential_gain(grade: int) -> float:
+    """Burges et al.'s gain 2^grade - 1 (RankNet, 2005): a higher grade counts far more."""
+    return float(2**grade - 1)
+
+
+GAINS: dict[str, Callable[[int], float]] = {"linear": linear_gain, "exponential": exponential_gain}
+
+
+def graded_dcg_at_k(grades: Sequence[int], k: int, gain: Callable[[int], float]) -> float:
+    """DCG (Järvelin & Kekäläinen 2002, as trec_eval's ndcg_cut): sum of gain / log2(rank+1)."""
+    return sum(
+        gain(grade) / math.log2(rank + 1)
+        for rank, grade in enumerate(grades[:k], start=1)
+        if grade > 0
+    )
+
+
+def graded_ndcg_at_k(
+    grades: Sequence[int],
+    judged: Iterable[int],
+    k: int = NDCG_K,
+    gain: Callable[[int], float] = linear_gain,
+) -> float:
+    """nDCG@k over grades (docs/metrics.md): DCG of the ranked entries' grades over the DCG
+    of every judged grade sorted best first, the ideal trec_eval uses."""
+    ideal = graded_dcg_at_k(sorted(judged, reverse=True), k, gain)
+    return 0.0 if ideal == 0.0 else graded_dcg_at_k(grades, k, gain) / ideal
+
+
+def graded_case_metrics(
+    grades: Sequence[int],
+    judged: Sequence[int],
+    *,
+    min_grade: int,
+    gain: Callable[[int], float],
+    rank_ceiling: int,
+    first_relevant_layer: str | None,
+    expected_layer: str,
+    layers_reported: bool,
+) -> dict[str, float | None]:
+    """Every metric of METRIC_NAMES for one case judged by entry (`relevant`).
+
+    `grades` are the grades of the ranked entries (each entry once, at its best
+    rank), `judged` every grade the case gives. An entry of grade >= `min_grade`
+    is relevant for hit, precision, recall, MRR and context recall; the relevant-set
+    size is the number of such judged entries, as trec_eval counts it. nDCG uses the
+    grades themselves; context recall is the share of relevant entries among all
+    the ranked ones.
+    """
+    relevance = [grade >= min_grade for grade in grades]
+    relevant_total = sum(1 for grade in judged if grade >= min_grade)
+    rank = first_relevant_rank(relevance)
+    values: dict[str, float | None] = {f"hit@{k}": hit_at_k(relevance, k) for k in HIT_KS}
+    values["precision@1"] = values["hit@1"]
+    for k in RECALL_KS:
+        values[f"recall@{k}"] = sum(relevance[:k]) / relevant_total if relevant_total else 0.0
+    values["mrr"] = reciprocal_rank(relevance)
+    values[f"ndcg@{NDCG_K}"] = graded_ndcg_at_k(grades, judged, NDCG_K, gain)
+    values["context_recall"] = sum(relevance) / relevant_total if relevant_total else 0.0
+    values["rank_ceiling_pass"] = (
+        None if rank_ceiling == 0 else float(rank is not None and rank <= rank_ceiling)
+    )
+    values["layer_accuracy"] = (
+        float(first_relevant_layer == expected_layer) if layers_reported else None
+    )
+    return values
+
+
 def needles_found(texts: Iterable[str], needles: Sequence[str]) -> tuple[str, ...]:
     """The distinct needles that occur (case-sensitive substring) in any of the texts, in needle order."""
     text_list = list(texts)

@@ -66,7 +66,19 @@ def _negative(record: CaseRecord) -> CheckOutcome:
     return CheckOutcome("negative", False, f"{count} {noun} for a negative case, expected none")
 
 
+def _relevant_entries(record: CaseRecord) -> CheckOutcome:
+    wanted = record.wanted_entries()
+    missing = [entry for entry in wanted if entry not in record.relevant_found]
+    found = f"{len(wanted) - len(missing)} of {len(wanted)} relevant entries found"
+    if not missing:
+        return CheckOutcome("needles", True, found)
+    shown = ", ".join(f"{entry} (grade {wanted[entry]})" for entry in missing)
+    return CheckOutcome("needles", False, f"{found}, missing {shown}")
+
+
 def _needles(record: CaseRecord) -> CheckOutcome:
+    if record.relevant:
+        return _relevant_entries(record)
     wanted = list(dict.fromkeys(record.needles))
     missing = [needle for needle in wanted if needle not in record.needles_found]
     found = f"{len(wanted) - len(missing)} of {len(wanted)} needles found"

@@ -18,7 +18,13 @@ from typing import Any
 from pytest_qualbench.engine import capabilities
 from pytest_qualbench.engine.types import ALL_KINDS, Chunk, SearchEngine
 from pytest_qualbench.evaluation.deadline import call_within
-from pytest_qualbench.evaluation.judge import CaseRecord, judge
+from pytest_qualbench.evaluation.judge import (
+    DEFAULT_GAIN,
+    DEFAULT_MIN_GRADE,
+    CaseRecord,
+    judge,
+)
+from pytest_qualbench.evaluation.relevance import EntryAttribution
 from pytest_qualbench.evaluation.substrings import SubstringIndex, cached_substring_index
 from pytest_qualbench.fixtures.schema import (
     BUILTIN_VOCABULARY,
@@ -78,7 +84,12 @@ class BenchRun:
     index_cache: IndexCache | None = None
     # Seconds an index build or a search may take; None: no limit.
     timeout: float | None = None
+    # Cases judged by `relevant`: the grade that counts as relevant, and nDCG's gain.
+    min_grade: int = DEFAULT_MIN_GRADE
+    gain: str = DEFAULT_GAIN
     corpora: dict[str, IndexedCorpus] = field(default_factory=dict)
+    # Per content type, its entries by source label and text (cases judged by entry).
+    attributions: dict[str, EntryAttribution] = field(default_factory=dict)
     index_errors: dict[str, Exception] = field(default_factory=dict)
     # Content types whose index error a case has raised (shown with its traceback).
     index_errors_raised: set[str] = field(default_factory=set)
@@ -195,12 +206,22 @@ class BenchRun:
         return judge(
             case,
             results[: self.limit],
-            relevant_total=corpus.relevant_total(case),
+            relevant_total=None if case.relevant else corpus.relevant_total(case),
             corrected_query=results.corrected_query,
             latency_ms=round(latency_ms, 3),
             checks=self.checks,
             layer_checked=self.vocabulary.checks_layer(case.expected_layer),
+            attribution=self.attribution(case.content_type) if case.relevant else None,
+            min_grade=self.min_grade,
+            gain=self.gain,
         )
+
+    def attribution(self, content_type: str) -> EntryAttribution:
+        """The content type's entries, to name the entry of each result."""
+        if content_type not in self.attributions:
+            entries = self.fixture_set.entries(content_type)
+            self.attributions[content_type] = EntryAttribution(entries)
+        return self.attributions[content_type]
 
     def index_times(self) -> dict[str, float]:
         return {name: round(corpus.index_ms, 3) for name, corpus in sorted(self.corpora.items())}

@@ -141,6 +141,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "(default: ini qualbench_timeout, else no limit)",
     )
     group.addoption(
+        "--qualbench-min-grade",
+        dest="qualbench_min_grade",
+        type=positive_int,
+        default=None,
+        metavar="GRADE",
+        help="in cases judged by entry (relevant), the grade that counts as relevant for hit, "
+        "recall and MRR (default: ini qualbench_min_grade, else 1)",
+    )
+    group.addoption(
         "--qualbench-start-times",
         dest="qualbench_start_times",
         action="store_true",
@@ -165,6 +174,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     parser.addini(
         "qualbench_timeout", "seconds a search may take before its case fails", default=""
+    )
+    parser.addini(
+        "qualbench_min_grade", "grade a relevant entry needs for hit, recall, MRR", default="1"
+    )
+    parser.addini(
+        "qualbench_gain",
+        "nDCG gain of graded cases: linear (trec_eval) or exponential",
+        default="linear",
     )
     parser.addini(
         "qualbench_engine",

@@ -29,7 +29,7 @@ from pytest_qualbench.fixtures.schema import (
     Vocabulary,
 )
 from pytest_qualbench.index_cache import CACHE_DIR, IndexCache
-from pytest_qualbench.options import positive_int, positive_seconds
+from pytest_qualbench.options import gain_name, positive_int, positive_seconds
 from pytest_qualbench.plugin.configfile import unread_config_message, unread_project_config
 from pytest_qualbench.plugin.engine_config import (
     configured_maker,
@@ -90,6 +90,9 @@ def start_benchmark(config: pytest.Config, paths: Sequence[Path]) -> None:
         vocabulary=vocabulary,
         index_cache=IndexCache(config.rootpath / CACHE_DIR),
         timeout=_timeout(config),
+        min_grade=config.option.qualbench_min_grade
+        or ini_value(config, "qualbench_min_grade", positive_int),
+        gain=ini_value(config, "qualbench_gain", gain_name),
     )
     config.stash[bench_run_key] = bench_run
     config.pluginmanager.register(sys.modules[__name__], "qualbench-session")
