@@ -56,7 +56,15 @@ def run(fixtures: list[Path], report: Path, names: tuple[str, ...]) -> dict[str,
 def imported(name: str, folder: Path) -> Path:
     output = folder / f"{name}.jsonl"
     qualbench = Path(sys.executable).parent / "qualbench"
-    command = [str(qualbench), "import", "beir", str(SHARED_DATA / name), "-o", str(output)]
+    command = [
+        str(qualbench),
+        "import",
+        "beir",
+        str(SHARED_DATA / name),
+        "-o",
+        str(output),
+        "--needles",
+    ]
     subprocess.run(command, cwd=ROOT, check=True, capture_output=True)
     return output
 

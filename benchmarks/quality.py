@@ -88,7 +88,8 @@ def missing_collections(data: Path = SHARED_DATA) -> list[str]:
 def import_collection(name: str, workdir: Path, data: Path = SHARED_DATA) -> Path:
     """`qualbench import beir <data>/<name> -o <workdir>/<name>.jsonl`, its summary kept quiet."""
     output = workdir / f"{name}.jsonl"
-    arguments = ["import", "beir", str(data / name), "-o", str(output), "--name", name]
+    # --needles: the rankers here are judged by needle, chunk by chunk (the head-to-head's rule).
+    arguments = ["import", "beir", str(data / name), "-o", str(output), "--name", name, "--needles"]
     with contextlib.redirect_stdout(io.StringIO()):
         status = qualbench_cli.main(arguments)
     if status != 0:

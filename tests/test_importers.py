@@ -1,4 +1,4 @@
-"""Importers: BEIR and TREC collections become fixtures whose needles stand for documents."""
+"""Importers: BEIR and TREC collections become fixtures, graded by entry or by needles."""
 
 from __future__ import annotations
 
@@ -22,7 +22,12 @@ from pytest_qualbench.authoring.collections import (
     read_beir,
     read_trec,
 )
-from pytest_qualbench.authoring.importing import build_fixtures, unique_needle
+from pytest_qualbench.authoring.importing import (
+    build_fixtures,
+    summary_lines,
+    unique_needle,
+    write_fixtures,
+)
 from pytest_qualbench.authoring.lint import lint_fixture_set, words
 from pytest_qualbench.cli.qualbench import main
 from pytest_qualbench.engine import ALL_KINDS, Chunk, Engine, Result, SearchEngine
@@ -73,7 +78,7 @@ def test_read_beir_keeps_file_order_and_joins_title_and_text() -> None:
 
 
 def test_beir_import_attaches_each_query_to_its_first_relevant_document() -> None:
-    outcome = build_fixtures(read_beir(COLLECTION), name="coffee")
+    outcome = build_fixtures(read_beir(COLLECTION), name="coffee", needles=True)
     assert cases_by_entry(outcome.entries) == {
         "coffee_d1": [
             ("coffee_d1_q1", "espresso pressure and crema", ["extraction", "emulsified"])
@@ -97,7 +102,7 @@ def test_beir_import_attaches_each_query_to_its_first_relevant_document() -> Non
 
 
 def test_beir_import_counts_what_it_dropped_and_why() -> None:
-    outcome = build_fixtures(read_beir(COLLECTION), name="coffee")
+    outcome = build_fixtures(read_beir(COLLECTION), name="coffee", needles=True)
     # q6 judged 0, q10 unjudged; q7 only names d99; q8 names d12, which d13 duplicates.
     assert outcome.dropped_queries == (
         ("no relevant document", 2),
@@ -115,7 +120,9 @@ def test_beir_import_counts_what_it_dropped_and_why() -> None:
 
 
 def test_every_document_is_an_entry_with_its_source() -> None:
-    outcome = build_fixtures(read_beir(COLLECTION), name="coffee", content_type="curated")
+    outcome = build_fixtures(
+        read_beir(COLLECTION), name="coffee", needles=True, content_type="curated"
+    )
     assert len(outcome.entries) == 15
     assert outcome.entries[0] == {
         "id": "coffee_d1",
@@ -140,14 +147,14 @@ def test_every_document_is_an_entry_with_its_source() -> None:
 
 
 def test_every_needle_is_in_exactly_one_haystack() -> None:
-    outcome = build_fixtures(read_beir(COLLECTION), name="coffee")
+    outcome = build_fixtures(read_beir(COLLECTION), name="coffee", needles=True)
     needles = [n for entry in outcome.entries for c in entry["cases"] for n in c["needles"]]
     holders = {n: [e["id"] for e in outcome.entries if n in e["haystack"]] for n in needles}
     assert all(len(ids) == 1 for ids in holders.values()), holders
 
 
 def test_relevance_threshold_decides_which_documents_count() -> None:
-    outcome = build_fixtures(read_beir(COLLECTION), name="coffee", min_relevance=2)
+    outcome = build_fixtures(read_beir(COLLECTION), name="coffee", needles=True, min_relevance=2)
     assert cases_by_entry(outcome.entries) == {
         "coffee_d1": [("coffee_d1_q1", "espresso pressure and crema", ["extraction"])],
         "coffee_d6": [("coffee_d6_q1", "cold brew steeping time", ["chilled"])],
@@ -156,14 +163,16 @@ def test_relevance_threshold_decides_which_documents_count() -> None:
 
 @pytest.mark.parametrize("ceiling", [0, 10])
 def test_rank_ceiling_is_set_on_every_case(ceiling: int) -> None:
-    outcome = build_fixtures(read_beir(COLLECTION), name="coffee", rank_ceiling=ceiling)
+    outcome = build_fixtures(
+        read_beir(COLLECTION), name="coffee", needles=True, rank_ceiling=ceiling
+    )
     assert {c["expected_rank_ceiling"] for e in outcome.entries for c in e["cases"]} == {ceiling}
 
 
 def test_duplicate_document_ids_are_refused() -> None:
     twice = Document("a", "", "same id")
     with pytest.raises(CollectionError, match="duplicate document id 'a'"):
-        build_fixtures(Collection((twice, twice), (), ()), name="x")
+        build_fixtures(Collection((twice, twice), (), ()), name="x", needles=True)
 
 
 def test_needle_is_the_shortest_unique_window_around_the_rarest_word() -> None:
@@ -210,7 +219,7 @@ def test_read_trec_documents_topics_and_qrels() -> None:
 
 
 def test_trec_import() -> None:
-    outcome = build_fixtures(trec_collection(), name="ast")
+    outcome = build_fixtures(trec_collection(), name="ast", needles=True)
     assert cases_by_entry(outcome.entries) == {
         "ast_AST-002": [("ast_AST-002_q1", "eclipses of the sun and moon", ["surface", "coppery"])],
         "ast_AST-006": [("ast_AST-006_q1", "why is mars red", ["minerals"])],
@@ -251,7 +260,7 @@ def test_cli_beir_import_writes_fixtures_that_load_and_lint_clean(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     output = tmp_path / "coffee.jsonl"
-    assert main(["import", "beir", str(COLLECTION), "-o", str(output)]) == 0
+    assert main(["import", "beir", str(COLLECTION), "-o", str(output), "--needles"]) == 0
     assert capsys.readouterr().out.splitlines() == [
         f"wrote 15 entries with 9 cases to {output}",
         "dropped 4 of 13 queries: 2 no relevant document, 1 unknown document id, "
@@ -283,6 +292,7 @@ def test_cli_trec_import_with_options(tmp_path: Path, capsys: pytest.CaptureFixt
             str(output),
             "--name",
             "astro",
+            "--needles",
             "--min-relevance",
             "2",
             "--rank-ceiling",
@@ -371,7 +381,7 @@ def test_round_trip_ndcg_equals_ir_measures_over_the_same_ranking(
     tmp_path: Path, engine_factory: Callable[[], SearchEngine]
 ) -> None:
     output = tmp_path / "coffee.jsonl"
-    assert main(["import", "beir", str(COLLECTION), "-o", str(output)]) == 0
+    assert main(["import", "beir", str(COLLECTION), "-o", str(output), "--needles"]) == 0
     fixture_set = load_fixture_set([output], tmp_path)
     run = BenchRun(fixture_set, engine_factory=lambda content_type: engine_factory(), limit=10)
     ours = {
@@ -390,7 +400,10 @@ def test_imported_collection_runs_end_to_end_and_its_report_agrees_with_ir_measu
 ) -> None:
     fixtures = pytester.path / "bench_fixtures"
     fixtures.mkdir()
-    assert main(["import", "beir", str(COLLECTION), "-o", str(fixtures / "coffee.jsonl")]) == 0
+    assert (
+        main(["import", "beir", str(COLLECTION), "-o", str(fixtures / "coffee.jsonl"), "--needles"])
+        == 0
+    )
     result = pytester.runpytest("--qualbench", "--qualbench-report=report.json")
     outcomes = result.parseoutcomes()
     assert outcomes.get("passed", 0) + outcomes.get("failed", 0) == 9
@@ -405,3 +418,34 @@ def test_imported_collection_runs_end_to_end_and_its_report_agrees_with_ir_measu
     engine = Engine()
     engine.index(fixture_set.entries("plaintext"))
     assert ours == pytest.approx(ir_measures_ndcg(fixture_set, engine, list(ours)), abs=1e-12)
+
+
+def test_graded_import_keeps_every_grade_as_relevant(tmp_path: Path) -> None:
+    outcome = build_fixtures(read_beir(COLLECTION), name="coffee")
+    cases = {c["case_id"]: c for entry in outcome.entries for c in entry["cases"]}
+    # q1's grades 2, 1 and 0 as the qrels give them; the case sits on its first relevant doc.
+    assert cases["coffee_d1_q1"]["relevant"] == {"coffee_d1": 2, "coffee_d2": 1, "coffee_d5": 0}
+    assert cases["coffee_d4_q1"]["relevant"] == {"coffee_d4": 1, "coffee_d6": 2}
+    assert all("needles" not in case for case in cases.values())
+    # No needle is needed, so the documents without a unique one (d14) keep their queries.
+    assert len(cases) == 10
+    assert summary_lines(outcome, tmp_path / "x.jsonl")[1:] == [
+        "dropped 3 of 13 queries: 2 no relevant document, 1 unknown document id",
+        "dropped 3 of 19 judgments: 1 duplicate judgment, 1 unknown query id, "
+        "1 unknown document id",
+    ]
+    output = tmp_path / "coffee.jsonl"
+    write_fixtures(outcome.entries, output)
+    fixture_set = load_fixture_set([output], tmp_path)
+    assert fixture_set.errors() == ()
+    assert lint_fixture_set(fixture_set) == []
+
+
+def test_min_relevance_without_needles_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    output = tmp_path / "out.jsonl"
+    status = main(["import", "beir", str(COLLECTION), "-o", str(output), "--min-relevance", "2"])
+    assert status == 2
+    assert "--min-relevance applies to --needles" in capsys.readouterr().err
+    assert not output.exists()

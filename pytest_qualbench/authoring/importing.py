@@ -1,11 +1,16 @@
 """Importers: standard labeled IR collections (BEIR, TREC) turned into JSONL fixtures.
 
-A collection judges whole documents; a fixture judges text. The bridge is one
-needle per judged-relevant document: a verbatim substring that no other document
-of the collection contains, so "a result contains the needle" means exactly "the
-result comes from that document". A document for which no such substring exists
-(an exact duplicate, say) cannot be judged this way, and its judgments are
-dropped and counted, never silently kept.
+A collection judges whole documents, with grades. By default each case keeps them
+as they are: `relevant` maps the entry of every judged document to its grade
+(a negative grade, TREC's "spam", becomes 0), and the gate scores the case at
+document level as trec_eval does.
+
+The needle form (`needles=True`, `qualbench import --needles`) bridges documents
+to text instead: one needle per document graded `min_relevance` or more, a
+verbatim substring that no other document of the collection contains, so "a
+result contains the needle" means exactly "the result comes from that document".
+A document for which no such substring exists (an exact duplicate, say) cannot be
+judged this way, and its judgments are dropped and counted, never silently kept.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -90,13 +95,43 @@ def build_fixtures(
     content_type: str = "plaintext",
     min_relevance: int = 1,
     rank_ceiling: int = 0,
+    needles: bool = False,
 ) -> ImportOutcome:
-    """One entry per document; one case per query, on the entry of its first relevant document."""
+    """One entry per document; one case per query, on the entry of its first relevant document.
+
+    A case carries `relevant` with every grade the collection gives (the default),
+    or, with `needles`, one needle per document graded `min_relevance` or more.
+    """
+    if not needles:
+        return _graded_fixtures(collection, name, content_type, rank_ceiling)
     position_of = _document_positions(collection.documents)
     relevant, unknown_relevant, dropped_judgments = _relevant_documents(
         collection, position_of, min_relevance
     )
-    needles = _needles(collection.documents, position_of, relevant)
+    needle_of = _needles(collection.documents, position_of, relevant)
+    return _needle_fixtures(
+        collection,
+        name,
+        content_type,
+        rank_ceiling,
+        relevant,
+        unknown_relevant,
+        dropped_judgments,
+        needle_of,
+    )
+
+
+def _needle_fixtures(
+    collection: Collection,
+    name: str,
+    content_type: str,
+    rank_ceiling: int,
+    relevant: Mapping[str, list[str]],
+    unknown_relevant: set[str],
+    dropped_judgments: Counter[str],
+    needles: Mapping[str, str | None],
+) -> ImportOutcome:
+    """The needle form: each relevant document's unique needle stands for it."""
     dropped_judgments[NO_NEEDLE] += sum(
         needles[doc_id] is None for doc_ids in relevant.values() for doc_id in doc_ids
     )
@@ -124,6 +159,67 @@ def build_fixtures(
             "expected_rank_ceiling": rank_ceiling,
         }
 
+    return _outcome(
+        collection, name, content_type, cases_by_document, case, dropped_queries, dropped_judgments
+    )
+
+
+def _graded_fixtures(
+    collection: Collection, name: str, content_type: str, rank_ceiling: int
+) -> ImportOutcome:
+    """The graded form: `relevant` holds every judged document's entry and grade."""
+    position_of = _document_positions(collection.documents)
+    query_ids = {query.query_id for query in collection.queries}
+    grades: dict[str, dict[str, int]] = {}
+    unknown_relevant: set[str] = set()
+    dropped_judgments: Counter[str] = Counter()
+    for judgment in collection.judgments:
+        judged = grades.setdefault(judgment.query_id, {})
+        if judgment.doc_id in judged:
+            dropped_judgments[DUPLICATE_JUDGMENT] += 1
+        elif judgment.query_id not in query_ids:
+            dropped_judgments[UNKNOWN_QUERY] += 1
+        elif judgment.doc_id not in position_of:
+            dropped_judgments[UNKNOWN_DOCUMENT] += 1
+            if judgment.relevance > 0:
+                unknown_relevant.add(judgment.query_id)
+        else:
+            judged[judgment.doc_id] = max(0, judgment.relevance)
+    cases_by_document: dict[str, list[Query]] = {}
+    dropped_queries: Counter[str] = Counter()
+    for query in collection.queries:
+        relevant = [doc_id for doc_id, grade in grades.get(query.query_id, {}).items() if grade]
+        if relevant:
+            cases_by_document.setdefault(relevant[0], []).append(query)
+        elif query.query_id in unknown_relevant:
+            dropped_queries[UNKNOWN_DOCUMENT] += 1
+        else:
+            dropped_queries[NO_RELEVANT_DOCUMENT] += 1
+
+    def case(entry_id: str, number: int, query: Query) -> dict[str, Any]:
+        judged = grades[query.query_id]
+        return {
+            "case_id": f"{entry_id}_q{number}",
+            "query": query.text,
+            "relevant": {f"{name}_{doc_id}": grade for doc_id, grade in judged.items()},
+            "expected_layer": EXPECTED_LAYER,
+            "expected_rank_ceiling": rank_ceiling,
+        }
+
+    return _outcome(
+        collection, name, content_type, cases_by_document, case, dropped_queries, dropped_judgments
+    )
+
+
+def _outcome(
+    collection: Collection,
+    name: str,
+    content_type: str,
+    cases_by_document: Mapping[str, list[Query]],
+    case: Callable[[str, int, Query], dict[str, Any]],
+    dropped_queries: Counter[str],
+    dropped_judgments: Counter[str],
+) -> ImportOutcome:
     entries = []
     for document in collection.documents:
         entry_id = f"{name}_{document.doc_id}"

@@ -81,10 +81,17 @@ def _add_import_options(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--content-type", choices=CONTENT_TYPES, default="plaintext")
     parser.add_argument(
+        "--needles",
+        action="store_true",
+        help="judge each case by one unique needle per relevant document instead of by "
+        "relevant {entry: grade} (the collection's own grades, the default)",
+    )
+    parser.add_argument(
         "--min-relevance",
         type=int,
-        default=1,
-        help="a judgment counts as relevant at this grade or above (default: 1)",
+        default=None,
+        help="with --needles, a judgment counts as relevant at this grade or above (default: 1);"
+        " graded cases keep every grade (the gate's --qualbench-min-grade sets the bar)",
     )
     parser.add_argument(
         "--rank-ceiling",
@@ -114,13 +121,21 @@ def _lint(arguments: argparse.Namespace, bench: BenchConfig) -> int:
 
 def _import(arguments: argparse.Namespace) -> int:
     output: Path = arguments.output
+    if arguments.min_relevance is not None and not arguments.needles:
+        print(
+            f"qualbench import {arguments.format}: --min-relevance applies to --needles; graded"
+            " cases keep every grade (set the bar with pytest --qualbench-min-grade)",
+            file=sys.stderr,
+        )
+        return USAGE_ERROR
     try:
         outcome = build_fixtures(
             _read_collection(arguments),
             name=arguments.name or output.stem,
             content_type=arguments.content_type,
-            min_relevance=arguments.min_relevance,
+            min_relevance=1 if arguments.min_relevance is None else arguments.min_relevance,
             rank_ceiling=arguments.rank_ceiling,
+            needles=arguments.needles,
         )
     except CollectionError as exc:
         print(f"qualbench import {arguments.format}: {exc}", file=sys.stderr)
