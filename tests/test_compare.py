@@ -80,7 +80,7 @@ def test_missing_report_names_the_file(tmp_path: Path) -> None:
     [
         ("{not json", "not valid JSON"),
         ("[1, 2]", "top level is not a JSON object"),
-        ('{"schema_version": 2}', "missing metric_version, dataset_hash"),
+        ('{"schema_version": 3}', "missing metric_version, dataset_hash"),
     ],
 )
 def test_invalid_report_says_why(tmp_path: Path, text: str, message: str) -> None:
@@ -91,10 +91,10 @@ def test_invalid_report_says_why(tmp_path: Path, text: str, message: str) -> Non
 
 
 def test_unsupported_schema_version_is_refused(tmp_path: Path) -> None:
-    future = report("base") | {"schema_version": 3}
+    future = report("base") | {"schema_version": 4}
     path = tmp_path / "future.json"
     path.write_text(json.dumps(future), encoding="utf-8")
-    with pytest.raises(ReportError, match="schema_version 3 is not supported"):
+    with pytest.raises(ReportError, match="schema_version 4 is not supported"):
         load_report(path)
 
 

@@ -269,3 +269,15 @@ def test_min_grade_leaves_lower_grades_out_of_the_binary_metrics(
     assert q1["relevant_found"] == {"md_001": 2}
     assert q1["min_grade"] == 2
     assert q1["metrics"]["recall@10"] == 1.0
+
+
+def test_junit_properties_name_the_wanted_and_found_entries() -> None:
+    from pytest_qualbench.plugin.items import junit_properties
+
+    record = judge(
+        graded({"a": 1, "c": 2, "d": 0}), [hit("a", "alpha one")], relevant_total=None,
+        attribution=ATTRIBUTION,
+    )  # fmt: skip
+    properties = dict(junit_properties(record))
+    assert properties["qualbench.relevant"] == "c=2,a=1"
+    assert properties["qualbench.relevant_found"] == "a=1"

@@ -304,7 +304,7 @@ def test_report_schema(pytester: pytest.Pytester) -> None:
         "failures", "floors", "latency", "metadata", "metric_version", "negatives", "overall",
         "schema_version", "token_cost",
     ]  # fmt: skip
-    assert report["schema_version"] == 2
+    assert report["schema_version"] == 3
     assert report["complete"] is True
     assert report["metric_version"] == 1
     assert report["dataset_hash"].startswith("sha256:") and len(report["dataset_hash"]) == 71

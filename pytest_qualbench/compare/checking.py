@@ -14,7 +14,7 @@ from typing import Any
 
 from pytest_qualbench.evaluation.metrics import NEGATIVE_METRIC, mean_metrics
 
-SUPPORTED_SCHEMA_VERSION = 2
+SUPPORTED_SCHEMA_VERSION = 3
 REQUIRED_KEYS = (
     "schema_version",
     "metric_version",

@@ -152,4 +152,16 @@ def junit_properties(record: CaseRecord) -> list[tuple[str, object]]:
         for name, value in record.metrics.items()
         if name in JUNIT_METRICS
     ]
+    if record.relevant:
+        # A case judged by entry: the entries it wants and those found, `id=grade` each.
+        properties += [
+            (
+                "qualbench.relevant",
+                ",".join(f"{e}={g}" for e, g in record.wanted_entries().items()),
+            ),
+            (
+                "qualbench.relevant_found",
+                ",".join(f"{e}={record.relevant[e]}" for e in record.relevant_found),
+            ),
+        ]
     return properties

@@ -20,7 +20,7 @@ from pytest_qualbench.evaluation.metrics import (
 )
 from pytest_qualbench.report.floors import Floor, check_floors
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 
 # Report parts that measure the machine rather than the ranking.

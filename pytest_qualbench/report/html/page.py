@@ -227,9 +227,14 @@ def _significance_by_metric(comparison: Mapping[str, Any] | None) -> dict[str, s
 
 
 def _needles_by_case(report: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
-    """Expected needles where a `needles` failure states them."""
+    """Expected needles where a `needles` failure states them; for a case judged by entry,
+    its relevant entries with their grades (`md_003 (grade 2)`)."""
     return {
-        failure["case_id"]: tuple(failure["expected"])
+        failure["case_id"]: tuple(
+            f"{entry} (grade {grade})" for entry, grade in failure["expected"].items()
+        )
+        if isinstance(failure["expected"], dict)
+        else tuple(failure["expected"])
         for failure in report["failures"]
         if failure["type"] == "needles"
     }

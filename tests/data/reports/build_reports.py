@@ -258,7 +258,7 @@ def build(
         (f for s in specs for f in case_failures(s)), key=lambda f: (f["case_id"], f["type"])
     )
     return {
-        "schema_version": 2,
+        "schema_version": 3,
         "complete": True,
         "metric_version": 1,
         "dataset_hash": dataset_hash,
