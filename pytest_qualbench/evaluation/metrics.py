@@ -138,7 +138,7 @@ def graded_case_metrics(
     values["precision@1"] = values["hit@1"]
     for k in RECALL_KS:
         values[f"recall@{k}"] = sum(relevance[:k]) / relevant_total if relevant_total else 0.0
-    values["mrr"] = reciprocal_rank(relevance)
+    values["mrr"] = reciprocal_rank(rank)
     values[f"ndcg@{NDCG_K}"] = graded_ndcg_at_k(grades, judged, NDCG_K, gain)
     values["context_recall"] = sum(relevance) / relevant_total if relevant_total else 0.0
     values["rank_ceiling_pass"] = (
