@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 from types import MappingProxyType
+from typing import Any
 
 import pytest
 
@@ -198,7 +199,7 @@ def test_a_failure_names_the_missing_entries_with_their_grades() -> None:
     assert failure_reason(record) == "1 of 2 relevant entries found, missing c (grade 2)"
 
 
-GRADED_FIXTURE = [
+GRADED_FIXTURE: list[dict[str, Any]] = [
     {
         "id": "md_001",
         "content_type": "markdown",

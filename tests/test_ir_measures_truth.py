@@ -82,9 +82,9 @@ def compare(
     qrels = qrels_of(directory, documents)
     theirs = {query_id: dict.fromkeys(MEASURES, 0.0) for query_id in ours}
     by_measure = {str(measure): metric for metric, measure in MEASURES.items()}
-    scored = ir_measures.iter_calc(
-        list(MEASURES.values()), qrels, ir_measures.read_trec_run(str(run_file))
-    )
+    # ir_measures' readers carry no type hints.
+    run_read = ir_measures.read_trec_run(str(run_file))  # type: ignore[no-untyped-call]
+    scored = ir_measures.iter_calc(list(MEASURES.values()), qrels, run_read)
     for value in scored:
         if value.query_id in theirs:
             theirs[value.query_id][by_measure[str(value.measure)]] = value.value

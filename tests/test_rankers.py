@@ -144,7 +144,11 @@ def test_lucene_idf_written_out() -> None:
 
 def test_bm25_scores_are_the_formula_by_hand() -> None:
     # Terms: [cat, sat], [cat, cat, dog], [bird]; N = 3, avgdl = 6 / 3 = 2.
-    chunks = [chunk("cat sat", position=0), chunk("cats cat dog", position=1), chunk("bird", position=2)]
+    chunks = [
+        chunk("cat sat", position=0),
+        chunk("cats cat dog", position=1),
+        chunk("bird", position=2),
+    ]
     model = lucene_bm25([Bm25Analyzer().terms(c.text) for c in chunks], k1=1.2, b=0.75)
     idf_cat = math.log(1 + (3 - 2 + 0.5) / (2 + 0.5))  # df 2
     idf_dog = math.log(1 + (3 - 1 + 0.5) / (1 + 0.5))  # df 1
