@@ -120,7 +120,9 @@ def test_a_relevant_only_fixture_is_green_with_by_hand_metrics(
     path = write_fixture("graded.jsonl", GRADED)
     if dsn_if_needed is not None:
         pytester.makeini(f"[pytest]\nqualbench_postgres_dsn = {dsn_if_needed}\n")
-    result = pytester.runpytest("--qualbench", f"--qualbench-engine={name}", "-p", "no:cacheprovider")
+    result = pytester.runpytest(
+        "--qualbench", f"--qualbench-engine={name}", "-p", "no:cacheprovider"
+    )
     result.assert_outcomes(passed=2)
     report = json.loads((pytester.path / ".qualbench" / "report.json").read_text("utf-8"))
     gate = {case["case_id"]: case["metrics"] for case in report["cases"]}
