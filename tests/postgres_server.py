@@ -42,10 +42,11 @@ def as_server_user(command: list[str]) -> list[str]:
 
 
 @contextmanager
-def throwaway_server(binaries: Path) -> Iterator[str]:
+def throwaway_server(binaries: Path, password: str | None = None) -> Iterator[str]:
     """Start a server in a fresh temporary directory; yield its DSN; stop it and remove the directory.
 
-    The directory sits in /tmp: a Unix socket path must stay under ~100 bytes.
+    The directory sits in /tmp: a Unix socket path must stay under ~100 bytes. With
+    a `password` the server asks for it (scram-sha-256) instead of trusting its user.
     """
     directory = Path(tempfile.mkdtemp(prefix="qbpg-", dir="/tmp"))
     if os.geteuid() == 0:
@@ -53,10 +54,17 @@ def throwaway_server(binaries: Path) -> Iterator[str]:
     data = directory / "data"
     log = directory / "server.log"
     run = as_server_user
+    auth = ["--auth=trust"]
+    if password is not None:
+        password_file = directory / "password"
+        password_file.write_text(password)
+        if os.geteuid() == 0:
+            shutil.chown(password_file, UNPRIVILEGED_USER)
+        auth = ["--auth=scram-sha-256", f"--pwfile={password_file}"]
     try:
         subprocess.run(
-            run([str(binaries / "initdb"), "-D", str(data), "-U", DATABASE_USER,
-                 "--auth=trust", "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"]),
+            run([str(binaries / "initdb"), "-D", str(data), "-U", DATABASE_USER, *auth,
+                 "-E", "UTF8", "--locale=C.UTF-8", "--no-sync"]),
             check=True, capture_output=True, text=True,
         )  # fmt: skip
         # fsync off: the data is thrown away with the directory.
@@ -67,7 +75,8 @@ def throwaway_server(binaries: Path) -> Iterator[str]:
             check=True, capture_output=True, text=True,
         )  # fmt: skip
         try:
-            yield f"host={directory} user={DATABASE_USER} dbname=postgres"
+            given = "" if password is None else f" password={password}"
+            yield f"host={directory} user={DATABASE_USER} dbname=postgres{given}"
         finally:
             subprocess.run(
                 run([str(binaries / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"]),

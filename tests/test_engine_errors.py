@@ -57,26 +57,6 @@ def test_fulltrace_shows_every_frame(project: pytest.Pytester) -> None:
     assert any("_pytest" in line for line in result.stdout.lines)
 
 
-def test_a_failed_index_shows_its_traceback_once(project: pytest.Pytester) -> None:
-    project.makepyfile(
-        broken="""
-        class Broken:
-            def index(self, entries):
-                raise OSError("cannot open index")
-
-            def search(self, query, *, limit=10, kinds=()):
-                return []
-        """
-    )
-    second = entry("md_002", "gamma", [case("md_002_q1", "gamma", ["gamma"])])
-    first = entry("md_001", "# Alpha\n\nalpha beta", [case("md_001_q1", "alpha", ["alpha"])])
-    (project.path / "bench_fixtures" / "markdown.jsonl").write_text(jsonl([first, second]))
-    result = project.runpytest("--qualbench", "-q")
-    result.assert_outcomes(failed=2)
-    assert result.stdout.str().count('raise OSError("cannot open index")') == 1
-    result.stdout.fnmatch_lines(["*indexing markdown failed earlier*OSError*cannot open index*"])
-
-
 WRONG_RETURN_ENGINE = """
 from pytest_qualbench.engine.types import Result
 

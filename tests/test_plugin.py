@@ -88,7 +88,12 @@ def test_whole_benchmark_passes_and_writes_report(pytester: pytest.Pytester) -> 
     assert report["overall"]["cases"] == 4
     assert report["overall"]["mrr"] == 1.0
     assert report["negatives"]["negative_pass"] == 1.0
-    assert report["metadata"]["selection"] == {"cases_in_fixture_set": 5, "cases_run": 5}
+    assert report["metadata"]["selection"] == {
+        "cases_in_fixture_set": 5,
+        "cases_run": 5,
+        "subset": False,
+        "selected_by": [],
+    }
 
 
 @pytest.mark.usefixtures("bench")
@@ -97,7 +102,9 @@ def test_keyword_selects_one_entry(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(passed=3, deselected=2)
     # No floor is configured, so there is nothing to say about enforcing one.
     assert "floors" not in result.stdout.str()
-    assert [c["case_id"] for c in read_report(pytester)["cases"]] == [
+    assert [
+        c["case_id"] for c in read_report(pytester, ".qualbench/report.subset.json")["cases"]
+    ] == [
         "md_001_q1",
         "md_001_q2",
         "md_001_q_neg",
@@ -173,7 +180,7 @@ def test_failure_shows_query_expected_actual_and_top_results(
         ["FAILED bench_fixtures/plaintext.jsonl::txt_001_q1 - rank 2 > ceiling 1"]
     )
     assert "None" not in result.stdout.str()
-    failures = read_report(pytester)["failures"]
+    failures = read_report(pytester, ".qualbench/report.subset.json")["failures"]
     assert failures == [{"case_id": "txt_001_q1", "type": "rank", "expected": 1, "actual": 2}]
 
 
@@ -404,9 +411,14 @@ def test_ordinary_run_is_untouched(pytester: pytest.Pytester) -> None:
 def test_named_jsonl_file_runs_without_the_flag(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("bench_fixtures/json.jsonl")
     result.assert_outcomes(passed=1)
-    report = read_report(pytester)
+    report = read_report(pytester, ".qualbench/report.subset.json")
     # The whole fixture set is still the corpus and the hash, though one file ran.
-    assert report["metadata"]["selection"] == {"cases_in_fixture_set": 5, "cases_run": 1}
+    assert report["metadata"]["selection"] == {
+        "cases_in_fixture_set": 5,
+        "cases_run": 1,
+        "subset": True,
+        "selected_by": ["bench_fixtures/json.jsonl"],
+    }
 
 
 @pytest.mark.usefixtures("bench")

@@ -159,8 +159,8 @@ def _indexable(raw: dict[str, Any], target: Path, engine_factory: EngineFactory)
     entry, errors = parse_entry(raw, target.as_posix(), 1)
     if entry is None or errors:
         raise AuthoringError("; ".join(f"{error.field}: {error.message}" for error in errors))
-    engine = engine_factory(entry.content_type)
     try:
+        engine = engine_factory(entry.content_type)
         engine.index([entry])
     except Exception as exc:
         raise AuthoringError(

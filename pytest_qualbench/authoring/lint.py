@@ -20,7 +20,7 @@ from pytest_qualbench.engine import capabilities
 from pytest_qualbench.engine.fuzzy import MIN_FUZZY_WORD_CHARS, Corrector
 from pytest_qualbench.engine.returned import checked_results
 from pytest_qualbench.engine.types import ALL_KINDS, DEFAULT_LIMIT, SearchEngine
-from pytest_qualbench.evaluation.runner import EngineFactory
+from pytest_qualbench.evaluation.runner import EngineFactory, started_engine
 from pytest_qualbench.fixtures.schema import Case, Entry, FixtureSet
 
 ERROR = "error"
@@ -327,15 +327,25 @@ def _layer_match(word: str, corpus_words: _CorpusWords) -> str | None:
 def _engine_findings(
     engine_factory: EngineFactory, content_type: str, entries: Sequence[Entry]
 ) -> list[LintFinding]:
-    """What only the engine can tell: needles in no chunk it indexed, negatives it answers."""
-    engine = engine_factory(content_type)
+    """What only the engine can tell: needles in no chunk it indexed, negatives it answers.
+
+    EngineStartupError when the engine cannot be made or index the entries; the engine
+    is closed either way, so a failed index() leaves no schema or directory behind.
+    """
+    made: list[SearchEngine] = []
+
+    def make_engine(name: str) -> SearchEngine:
+        made.append(engine_factory(name))
+        return made[-1]
+
     try:
-        engine.index(entries)
+        engine = started_engine(make_engine, content_type, entries)
         return _unchunked_needle_findings(engine, entries) + _negative_engine_findings(
             engine, entries
         )
     finally:
-        capabilities.close(engine)
+        for engine in made:
+            capabilities.close(engine)
 
 
 def _unchunked_needle_findings(engine: SearchEngine, entries: Sequence[Entry]) -> list[LintFinding]:
@@ -382,6 +392,8 @@ def _unchunked_needle_findings(engine: SearchEngine, entries: Sequence[Entry]) -
 
 def _negative_engine_findings(engine: SearchEngine, entries: Sequence[Entry]) -> list[LintFinding]:
     negatives = [(entry, case) for entry in entries for case in entry.cases if case.is_negative]
+    if not negatives:
+        return []
     findings = []
     for entry, case in negatives:
         returned = engine.search(case.query, limit=DEFAULT_LIMIT, kinds=ALL_KINDS)

@@ -26,6 +26,7 @@ from pytest_qualbench.compare.statistics import (
     paired_randomization_p_value,
 )
 from pytest_qualbench.evaluation.metrics import metric_sort_key
+from pytest_qualbench.report.build import is_subset, subset_reason
 
 RANK_MOVES_SHOWN = 10
 
@@ -58,6 +59,12 @@ def compare_reports(
         )
     )
     if not intersect:
+        if is_subset(base):
+            raise IncomparableReports(
+                f"the base report is a subset run ({subset_reason(base)}): its aggregates "
+                "stand for those cases, not the fixture set; compare with the report of a "
+                "full run, or pass --intersect to compare only the cases both share"
+            )
         if base["dataset_hash"] != head["dataset_hash"]:
             raise IncomparableReports(
                 f"dataset_hash differs (base {base['dataset_hash']}, head "
@@ -66,10 +73,14 @@ def compare_reports(
                 "only the cases both share"
             )
         if removed or added:
+            why = (
+                f"the head is a subset run, {subset_reason(head)}"
+                if is_subset(head)
+                else "a -k or partial run?"
+            )
             raise IncomparableReports(
                 f"the reports ran different cases ({len(removed)} only in base, {len(added)} "
-                "only in head; a -k or partial run?); pass --intersect to compare only the "
-                "cases both share"
+                f"only in head; {why}); pass --intersect to compare only the cases both share"
             )
     shared = sorted((base_cases.keys() & head_cases.keys()) - set(redefined))
     if not shared:

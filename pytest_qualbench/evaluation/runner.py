@@ -30,6 +30,7 @@ from pytest_qualbench.fixtures.schema import (
     BUILTIN_VOCABULARY,
     CHECKS,
     Case,
+    Entry,
     FixtureSet,
     Vocabulary,
 )
@@ -42,8 +43,17 @@ SUBSTRINGS_DIR = "substrings"
 EngineFactory = Callable[[str], SearchEngine]
 
 
-class IndexingFailed(RuntimeError):
-    """A content type whose corpus failed to index earlier in this session."""
+class EngineStartupError(RuntimeError):
+    """The engine could not be made, or could not index a content type's corpus.
+
+    No case of the content type can run: the benchmark stops before its cases, the
+    authoring commands before they write anything (plugin.engine_config words it).
+    """
+
+    def __init__(self, content_type: str, cause: Exception) -> None:
+        super().__init__(f"{content_type}: {type(cause).__name__}: {cause}")
+        self.content_type = content_type
+        self.cause = cause
 
 
 class SharedEngine(TypeError):
@@ -91,8 +101,6 @@ class BenchRun:
     # Per content type, its entries by source label and text (cases judged by entry).
     attributions: dict[str, EntryAttribution] = field(default_factory=dict)
     index_errors: dict[str, Exception] = field(default_factory=dict)
-    # Content types whose index error a case has raised (shown with its traceback).
-    index_errors_raised: set[str] = field(default_factory=set)
     # Result texts per positive case id, best first: the token cost counts them
     # without searching a second time.
     retrieved: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -106,17 +114,21 @@ class BenchRun:
     def corpus(self, content_type: str) -> IndexedCorpus:
         """The content type's indexed corpus, built on first use unless `build` ran.
 
-        A failed index is not retried for every case: the first case raises the
-        engine's exception (with its traceback), the others point back to it.
+        A failed start (the factory or `index()` raising) is not retried: it raises
+        EngineStartupError now and for every later call.
         """
         self.prepare(content_type)
-        if content_type in self.index_errors:
-            error = self.index_errors[content_type]
-            if content_type in self.index_errors_raised:
-                raise IndexingFailed(f"indexing {content_type} failed earlier: {error!r}")
-            self.index_errors_raised.add(content_type)
-            raise error
+        error = self.startup_error(content_type)
+        if error is not None:
+            raise error from error.cause
         return self.corpora[content_type]
+
+    def startup_error(self, content_type: str) -> EngineStartupError | None:
+        """Why the engine could not start for the content type, once `prepare` tried."""
+        error = self.index_errors.get(content_type)
+        if error is None or isinstance(error, EngineStartupError):
+            return error
+        return EngineStartupError(content_type, error)
 
     def prepare(self, content_type: str) -> None:
         """Index the content type now unless it was indexed (or failed to) already."""
@@ -161,9 +173,8 @@ class BenchRun:
                 lambda: self.make_engine(content_type),
                 entries,
             )
-        engine = self.make_engine(content_type)
         started = time.perf_counter()
-        engine.index(entries)
+        engine = started_engine(self.make_engine, content_type, entries)
         return Indexed(engine, (time.perf_counter() - started) * 1000.0, False, "unused")
 
     def make_engine(self, content_type: str) -> SearchEngine:
@@ -261,6 +272,18 @@ def close_problems_line(problems: Sequence[str]) -> str:
     """One warning line for the engines that could not be closed."""
     more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
     return f"qualbench warning: an engine could not be closed: {problems[0]}{more}"
+
+
+def started_engine(
+    engine_factory: EngineFactory, content_type: str, entries: Sequence[Entry]
+) -> SearchEngine:
+    """A new engine holding `entries`; EngineStartupError when it cannot be made or fed them."""
+    try:
+        engine = engine_factory(content_type)
+        engine.index(entries)
+    except Exception as exc:
+        raise EngineStartupError(content_type, exc) from exc
+    return engine
 
 
 def engine_info(bench_run: BenchRun) -> dict[str, Any] | None:

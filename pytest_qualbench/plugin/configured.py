@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_qualbench.evaluation.runner import EngineFactory
+from pytest_qualbench.evaluation.runner import EngineFactory, EngineStartupError
 
 USAGE_ERROR = 2
 
@@ -66,7 +66,13 @@ def run_configured(options: Sequence[str], command: Callable[[BenchConfig], int]
             except pytest.UsageError as exc:
                 print(exc, file=sys.stderr)
                 return USAGE_ERROR
-            return command(bench)
+            try:
+                return command(bench)
+            except EngineStartupError as exc:
+                from pytest_qualbench.plugin.engine_config import startup_message
+
+                print(startup_message(config, exc, "nothing was written"), file=sys.stderr)
+                return USAGE_ERROR
 
     # -s: the command prints to the terminal; no cache: nothing is written but fixtures.
     status = pytest.main(["-s", "-p", "no:cacheprovider", *options], plugins=[Command()])

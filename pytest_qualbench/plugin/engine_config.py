@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 import functools
+import traceback
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,7 +29,7 @@ from pytest_qualbench.evaluation.engine_options import (
     factory_keywords,
     merged_pairs,
 )
-from pytest_qualbench.evaluation.runner import DEFAULT_ENGINE, EngineFactory
+from pytest_qualbench.evaluation.runner import DEFAULT_ENGINE, EngineFactory, EngineStartupError
 from pytest_qualbench.fixtures.schema import BUILTIN_VOCABULARY, CONTENT_TYPES, Vocabulary
 
 
@@ -116,3 +118,48 @@ def ini_value(config: pytest.Config, name: str, parse: Any) -> Any:
         return parse(str(config.getini(name)))
     except argparse.ArgumentTypeError as exc:
         raise pytest.UsageError(f"qualbench: ini {name}: {exc}") from None
+
+
+def startup_message(config: pytest.Config, error: EngineStartupError, outcome: str) -> str:
+    """One message for an engine that could not start: engine, content type, cause, fix.
+
+    `outcome` says what the failure left untouched (`no case ran and no report was written`).
+    """
+    cause = error.cause
+    hooked = bool(config.hook.pytest_qualbench_make_engine.get_hookimpls())
+    engine = (
+        "from the conftest hook pytest_qualbench_make_engine" if hooked else engine_spec(config)
+    )
+    lines = [
+        f"qualbench: engine {engine} could not start for {error.content_type}: "
+        f"{type(cause).__name__}: {cause}"
+    ]
+    frames = traceback.extract_tb(cause.__traceback__)
+    if frames:
+        frame = frames[-1]
+        lines.append(
+            f"  raised at {_shown_path(frame.filename, config)}:{frame.lineno}, in {frame.name}"
+        )
+    lines.append(f"  fix: {_startup_fix(config, hooked)}")
+    lines.append(f"  {outcome}")
+    return "\n".join(lines)
+
+
+def _startup_fix(config: pytest.Config, hooked: bool) -> str:
+    if hooked:
+        return "what the cause says, in the conftest hook or the engine it returns"
+    spec = engine_spec(config)
+    settings = [f"ini {name}" for name in ini_options(spec).values()]
+    settings += ["--qualbench-engine-option / ini qualbench_engine_options"]
+    return (
+        f"what the cause says, or the engine's settings ({', '.join(settings)}; "
+        "another engine: --qualbench-engine / ini qualbench_engine)"
+    )
+
+
+def _shown_path(filename: str, config: pytest.Config) -> str:
+    path = Path(filename)
+    try:
+        return str(path.relative_to(config.rootpath))
+    except ValueError:
+        return filename

@@ -19,7 +19,7 @@ from pytest_qualbench.engine.returned import EngineReturnError
 from pytest_qualbench.evaluation.judge import CaseRecord
 from pytest_qualbench.evaluation.known_failures import declared_checks, undeclared_failures
 from pytest_qualbench.evaluation.outcomes import check_outcomes, failure_reason, marked
-from pytest_qualbench.evaluation.runner import IndexingFailed, SharedEngine
+from pytest_qualbench.evaluation.runner import EngineStartupError, SharedEngine
 from pytest_qualbench.fixtures.schema import Case
 from pytest_qualbench.plugin.engine_errors import engine_error_repr
 
@@ -103,10 +103,11 @@ def engine_failure(
     """The engine's exception: the case and query, then only the engine's frames."""
     error = excinfo.value
     where = f"{case.case_id} [{case.content_type}] {case.path}:{case.line}"
-    if isinstance(error, IndexingFailed | EngineReturnError | SharedEngine):
+    if isinstance(error, EngineStartupError | EngineReturnError | SharedEngine):
+        # A wrong return type or a shared engine is the whole story (no frame of the
+        # engine shows it); a start-up error never gets this far (plugin.session stops
+        # the run first) and is kept short if one does.
         crash = ReprFileLocation(case.path, case.line, str(error))
-        # The first case of the content type showed the traceback, the others point to
-        # it; a wrong return type is the whole story (no frame of the engine shows it).
         return CaseFailureRepr([Line(str(error), {"red": True}), Line(f"case:  {where}")], crash)
     crash = ReprFileLocation(case.path, case.line, f"{type(error).__name__}: {error}")
     lines = [

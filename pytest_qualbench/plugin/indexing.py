@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from pytest_qualbench.authoring.probe import counted
-from pytest_qualbench.evaluation.runner import BenchRun, IndexedCorpus
+from pytest_qualbench.evaluation.runner import BenchRun, EngineStartupError, IndexedCorpus
 from pytest_qualbench.plugin.items import CaseItem
 from pytest_qualbench.plugin.progress import ticking
 
@@ -27,15 +27,19 @@ PROGRESS_AFTER_S = 2.0
 LOG_TICK_S = 10.0
 
 
-def build_indexes(session: pytest.Session, bench_run: BenchRun) -> None:
-    """Index each content type the selected cases need, reporting each build."""
+def build_indexes(session: pytest.Session, bench_run: BenchRun) -> EngineStartupError | None:
+    """Index each content type the selected cases need, reporting each build.
+
+    Stops at the first content type the engine cannot start for, and returns why:
+    no case can run, and the next type would most likely fail the same way.
+    """
     config = session.config
     needed = sorted(
         {item.case.content_type for item in session.items if isinstance(item, CaseItem)}
     )
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     for content_type in needed:
-        if content_type in bench_run.corpora or content_type in bench_run.index_errors:
+        if content_type in bench_run.corpora:
             continue  # an earlier step of the session (--qualbench-lint) indexed it
         label = (
             f"indexing {content_type}: "
@@ -44,22 +48,27 @@ def build_indexes(session: pytest.Session, bench_run: BenchRun) -> None:
         ticker = _Ticker(reporter, label)
         every = 1.0 if ticker.rewrites else LOG_TICK_S
         with ticking(ticker.tick, after=PROGRESS_AFTER_S, every=every):
-            outcome = bench_run.build(content_type)
-        ticker.done(*_built_line(label, outcome), verbose=config.option.verbose >= 0)
+            bench_run.prepare(content_type)
+        failed = bench_run.startup_error(content_type)
+        if failed is not None:
+            ticker.done("", verbose=False)  # the usage error says it, once
+            return failed
+        ticker.done(
+            _built_line(label, bench_run.corpora[content_type]), verbose=config.option.verbose >= 0
+        )
+    return None
 
 
 def is_xdist_worker(config: pytest.Config) -> bool:
     return hasattr(config, "workerinput")
 
 
-def _built_line(label: str, outcome: IndexedCorpus | Exception) -> tuple[str, dict[str, bool]]:
-    if isinstance(outcome, Exception):
-        return f"{label} failed: {type(outcome).__name__}: {outcome}", {"red": True}
+def _built_line(label: str, outcome: IndexedCorpus) -> str:
     texts = outcome.chunk_texts
     chunks = "" if texts is None else f" -> {counted(texts.chunk_count, 'chunk')}"
     if outcome.cached:
-        return f"{label}{chunks}, cached ({outcome.index_ms:.0f} ms)", {}
-    return f"{label}{chunks}, built in {outcome.index_ms:.0f} ms", {}
+        return f"{label}{chunks}, cached ({outcome.index_ms:.0f} ms)"
+    return f"{label}{chunks}, built in {outcome.index_ms:.0f} ms"
 
 
 class _Ticker:
@@ -81,11 +90,13 @@ class _Ticker:
             self.reporter.write_line(text)
         self.ticked = True
 
-    def done(self, text: str, markup: dict[str, bool], *, verbose: bool) -> None:
+    def done(self, text: str, *, verbose: bool) -> None:
+        """The build's line (shown unless -q), in place of its elapsed-time ticks."""
         if self.reporter is None:
             return
         if self.ticked and self.rewrites:
-            self.reporter.rewrite(text if verbose or markup else "", erase=True, **markup)
-            self.reporter.write("\n")
-        elif verbose or markup:
-            self.reporter.write_line(text, **markup)
+            self.reporter.rewrite(text if verbose else "", erase=True)
+            if verbose and text:
+                self.reporter.write("\n")
+        elif verbose and text:
+            self.reporter.write_line(text)

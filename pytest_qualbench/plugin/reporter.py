@@ -20,13 +20,18 @@ import pytest
 
 from pytest_qualbench import __version__
 from pytest_qualbench.evaluation.judge import CaseRecord, error_record
-from pytest_qualbench.evaluation.runner import close_problems_line, engine_info
+from pytest_qualbench.evaluation.runner import (
+    EngineStartupError,
+    close_problems_line,
+    engine_info,
+)
 from pytest_qualbench.fixtures.schema import Case, FixtureSet
+from pytest_qualbench.plugin.engine_config import startup_message
 from pytest_qualbench.plugin.items import bench_run_key
-from pytest_qualbench.report.build import build_report
+from pytest_qualbench.report.build import build_report, subset_reason
 from pytest_qualbench.report.floors import Floor, FloorVerdict, check_floors
 from pytest_qualbench.report.terminal import summary
-from pytest_qualbench.report.writing import partial_path, write_report
+from pytest_qualbench.report.writing import partial_path, subset_path, write_report
 from pytest_qualbench.sections.extra import SectionOptions, extra_sections, retrieved_tokens
 
 
@@ -44,8 +49,16 @@ class QualbenchReporter:
         html_path: Path | None = None,
         baseline_path: Path | None = None,
         config_warning: str | None = None,
+        report_named: bool = False,
+        selected_by: Sequence[str] = (),
     ) -> None:
         self.config_warning = config_warning
+        # --qualbench-report named the target: a subset run writes there too.
+        self.report_named = report_named
+        self.selected_by = tuple(selected_by)
+        self.subset = False
+        # The engine could not start (plugin.session): no report, one usage error.
+        self.startup_error: str | None = None
         self.config = config
         self.html_path = html_path
         self.baseline_path = baseline_path
@@ -68,6 +81,8 @@ class QualbenchReporter:
         # line each, the run's last, and the exit status says so.
         self.write_errors: list[str] = []
         self.session: pytest.Session | None = None
+        # Why no report was written, when none was.
+        self.unwritten: str | None = None
         self.unfinished: str | None = None
         self.index_ms: dict[str, float] = {}
         # Where the indexes came from: a content type some process built counts as built.
@@ -91,7 +106,13 @@ class QualbenchReporter:
         from pytest_qualbench.authoring.lint import has_errors, lint_fixture_set
 
         bench_run = self.config.stash[bench_run_key]
-        findings = lint_fixture_set(self.fixture_set, bench_run.engine_factory)
+        try:
+            findings = lint_fixture_set(self.fixture_set, bench_run.engine_factory)
+        except EngineStartupError as exc:
+            self.startup_error = startup_message(
+                self.config, exc, "no case ran and no report was written"
+            )
+            raise pytest.UsageError(self.startup_error) from None
         self.lint_lines = [str(finding) for finding in findings] or ["no findings"]
         self.lint_failed = has_errors(findings)
 
@@ -136,6 +157,7 @@ class QualbenchReporter:
         output = getattr(node, "workeroutput", {}).get("qualbench")
         if not output:
             return
+        self.startup_error = self.startup_error or output.get("startup_error")
         for content_type, index_ms in output["index_ms"].items():
             cached = content_type in output["cached_indexes"]
             (self.cached_indexes if cached else self.built_indexes).add(content_type)
@@ -163,6 +185,8 @@ class QualbenchReporter:
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         self.session = session
+        if self.startup_error is not None:
+            return  # no case ran: nothing to report, and the last report stays
         bench_run = self.config.stash[bench_run_key]
         if bench_run.corpora:
             self.index_ms = bench_run.index_times()
@@ -172,7 +196,8 @@ class QualbenchReporter:
             self.retrieved_tokens.update(tokens.counts)
             self.tokens_error = self.tokens_error or tokens.error
         self.unfinished = _unfinished(session, bool(self.records))
-        full_run = set(self.records) >= set(self.cases) and self.unfinished is None
+        self.subset = not set(self.records) >= set(self.cases)
+        full_run = not self.subset and self.unfinished is None
         ran = [self.cases[case_id] for case_id in sorted(self.records) if case_id in self.cases]
         sections = extra_sections(
             bench_run, ran, self.section_options, self.retrieved_tokens, self.tokens_error
@@ -203,15 +228,26 @@ class QualbenchReporter:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def _write_report(self, report: dict[str, Any]) -> Path | None:
-        """A complete run replaces the report; any other writes the partial sibling only.
+        """A complete run of every case replaces the report; any other writes a sibling.
 
+        A run that did not finish writes `report.partial.json`; one that ran only some
+        cases (`-k`, `-m`, node ids...) `report.subset.json`, unless --qualbench-report
+        named its target. The full report, the baseline CI and qualstat read, stays.
         None when it cannot be written: the file there (if any) is left whole.
         """
         partial = partial_path(self.report_path)
-        target = partial if self.unfinished is not None else self.report_path
+        if self.unfinished is not None:
+            target = partial
+        elif self.subset and not self.report_named:
+            target = subset_path(self.report_path)
+            if self.baseline_path is not None and same_file(target, self.baseline_path):
+                self.unwritten = f"{target} is the baseline (--qualbench-compare)"
+                return None
+        else:
+            target = self.report_path
         try:
             write_report(target, report)
-            if target == self.report_path:
+            if target != partial:
                 # A partial report left by an earlier run must not outlive a complete one.
                 partial.unlink(missing_ok=True)
         except OSError as exc:
@@ -275,7 +311,12 @@ class QualbenchReporter:
                 "warnings": engine.get("warnings", []),
             },
             "relevant_set": "chunks" if engine["lists_chunks"] else "returned",
-            "selection": {"cases_in_fixture_set": len(self.cases), "cases_run": len(self.records)},
+            "selection": {
+                "cases_in_fixture_set": len(self.cases),
+                "cases_run": len(self.records),
+                "subset": self.subset,
+                "selected_by": list(self.selected_by),
+            },
         }
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
@@ -294,6 +335,17 @@ class QualbenchReporter:
                 f"written to {self.written_path}; {self.report_path} left as it was",
                 red=True,
                 bold=True,
+            )
+        elif self.unwritten is not None:
+            terminalreporter.write_line(
+                f"subset run ({subset_reason(self.report)}): no report written, {self.unwritten}",
+                red=True,
+            )
+        elif self.written_path != self.report_path:
+            terminalreporter.write_line(
+                f"subset run ({subset_reason(self.report)}): report written to "
+                f"{self.written_path}; {self.report_path} left as it was",
+                yellow=True,
             )
         for warning in self.report["metadata"]["engine"]["warnings"]:
             terminalreporter.write_line(f"engine warning: {warning}", yellow=True)
@@ -351,6 +403,10 @@ def unwritable(what: str, path: Path, exc: OSError) -> str:
         cause = f"{cause} ({code})"
     kept = f"the {what} already there is left as it was" if path.exists() else "nothing written"
     return f"qualbench ERROR: cannot write the {what} {path}: {cause}; {kept}"
+
+
+def same_file(path: Path, other: Path) -> bool:
+    return path.resolve() == other.resolve()
 
 
 def _read_baseline(path: Path | None) -> dict[str, Any] | str | None:

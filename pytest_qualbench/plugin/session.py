@@ -38,6 +38,7 @@ from pytest_qualbench.plugin.engine_config import (
     engine_maker,
     engine_vocabulary,
     ini_value,
+    startup_message,
 )
 from pytest_qualbench.plugin.indexing import build_indexes, is_xdist_worker
 from pytest_qualbench.plugin.items import CaseItem, QualbenchFile, bench_run_key
@@ -50,7 +51,7 @@ from pytest_qualbench.plugin.termination import (
 )
 from pytest_qualbench.report.floors import Floor, absent_scope, parse_floor, scope_error
 from pytest_qualbench.report.targets import UnsafeOutput, checked_output
-from pytest_qualbench.report.writing import partial_path
+from pytest_qualbench.report.writing import partial_path, subset_path
 from pytest_qualbench.sections.extra import SectionOptions, retrieved_tokens
 from pytest_qualbench.sections.rankers import (
     RankerSpecError,
@@ -60,6 +61,8 @@ from pytest_qualbench.sections.tokens import DEFAULT_TOKENS_K
 
 reporter_key = pytest.StashKey["QualbenchReporter"]()
 session_key = pytest.StashKey[pytest.Session]()
+# An xdist worker's message for an engine that could not start, for the controller.
+startup_error_key = pytest.StashKey[str]()
 
 
 def start_benchmark(config: pytest.Config, paths: Sequence[Path]) -> None:
@@ -110,6 +113,8 @@ def start_benchmark(config: pytest.Config, paths: Sequence[Path]) -> None:
             html_path=html_path,
             baseline_path=baseline_path,
             config_warning=config_warning,
+            report_named=bool(config.option.qualbench_report),
+            selected_by=selected_by(config),
         )
         config.stash[reporter_key] = reporter
         config.pluginmanager.register(reporter, "qualbench-reporter")
@@ -230,12 +235,20 @@ def _outputs(
     protected = {f.path: f"the fixture file {f.display_path}" for f in fixture_set.files}
     if baseline is not None:
         protected[baseline] = "the baseline (--qualbench-compare)"
-    reports = {report: "the JSON report", partial_path(report): "the partial JSON report"}
+    reports = {
+        report: "the JSON report",
+        partial_path(report): "the partial JSON report",
+        subset_path(report): "the subset JSON report",
+    }
     try:
         checked_output(
             report, "report", {**protected, **({html: "the HTML report"} if html else {})}
         )
         checked_output(partial_path(report), "partial report", protected)
+        # A full run may compare with the last subset run's report: the subset path is
+        # refused only when a subset run would write it (QualbenchReporter._write_report).
+        fixture_files = {path: what for path, what in protected.items() if path != baseline}
+        checked_output(subset_path(report), "subset report", fixture_files)
         if html is not None:
             checked_output(html, "--qualbench-html", {**protected, **reports})
     except UnsafeOutput as exc:
@@ -245,6 +258,25 @@ def _outputs(
 
 def pytest_sessionstart(session: pytest.Session) -> None:
     session.config.stash[session_key] = session
+
+
+def selected_by(config: pytest.Config) -> tuple[str, ...]:
+    """The options and arguments of this run that select or deselect cases, as typed.
+
+    Recorded in a subset run's report and summary, so a reader sees why it is not
+    the whole fixture set (a conftest or plugin deselecting leaves this empty).
+    """
+    option = config.option
+    chosen = [
+        *([f"-k {option.keyword}"] if getattr(option, "keyword", "") else []),
+        *([f"-m {option.markexpr}"] if getattr(option, "markexpr", "") else []),
+        *(["--lf"] if getattr(option, "lf", False) else []),
+        *(["--sw"] if getattr(option, "stepwise", False) else []),
+        *(f"--deselect {node}" for node in getattr(option, "deselect", None) or ()),
+    ]
+    if config.args_source == pytest.Config.ArgsSource.ARGS:
+        chosen += config.args
+    return tuple(chosen)
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
@@ -274,20 +306,51 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> QualbenchF
     return QualbenchFile.from_parent(parent, path=file_path, name=file_path.stem)
 
 
+STARTUP_FAILED = "qualbench: the engine could not start"
+NOTHING_RAN = "no case ran and no report was written"
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtestloop(session: pytest.Session) -> Any:
     config = session.config
     bench_run = config.stash.get(bench_run_key, None)
     # An xdist worker indexes only the content types it is sent (pytest_runtest_protocol).
     if bench_run is not None and not config.option.collectonly and not is_xdist_worker(config):
-        build_indexes(session, bench_run)
-    return (yield)
+        failed = build_indexes(session, bench_run)
+        if failed is not None:
+            _startup_failed(config, startup_message(config, failed, NOTHING_RAN))
+    try:
+        return (yield)
+    except BaseException:
+        # xdist's controller stops with Interrupted when a worker's engine could not start.
+        reporter = config.stash.get(reporter_key, None)
+        if reporter is not None and reporter.startup_error is not None:
+            raise pytest.UsageError(reporter.startup_error) from None
+        raise
 
 
-def pytest_runtest_protocol(item: pytest.Item) -> None:
+def _startup_failed(config: pytest.Config, message: str) -> None:
+    """Stop the run before its cases: nothing is reported, one usage error says why."""
+    reporter = config.stash.get(reporter_key, None)
+    if reporter is not None:
+        reporter.startup_error = message
+    raise pytest.UsageError(message)
+
+
+def pytest_runtest_protocol(item: pytest.Item) -> bool | None:
     # Before the item's setup, call and teardown are timed: a build is no case's duration.
-    if isinstance(item, CaseItem):
-        item.config.stash[bench_run_key].prepare(item.case.content_type)
+    if not isinstance(item, CaseItem):
+        return None
+    bench_run = item.config.stash[bench_run_key]
+    bench_run.prepare(item.case.content_type)
+    failed = bench_run.startup_error(item.case.content_type)
+    if failed is None:
+        return None
+    # Only an xdist worker gets here (a serial run stopped before its cases): it runs
+    # no case, stops, and hands the message to the controller (pytest_sessionfinish).
+    item.config.stash[startup_error_key] = startup_message(item.config, failed, NOTHING_RAN)
+    item.session.shouldstop = STARTUP_FAILED
+    return True
 
 
 @pytest.hookimpl(wrapper=True)
@@ -334,6 +397,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
             "engine": engine_info(bench_run),
             "retrieved_tokens": tokens.counts,
             "tokens_error": tokens.error,
+            "startup_error": config.stash.get(startup_error_key, None),
         }
         # Here, not at unconfigure: once this hook returns, xdist reports the worker
         # finished and the controller may end it before it unconfigures. The

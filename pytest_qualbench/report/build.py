@@ -132,6 +132,32 @@ def build_report(
     return report
 
 
+def subset_reason(report: Mapping[str, Any]) -> str:
+    """How many of the fixture set's cases a report covers and what selected them, in words."""
+    selection = _selection(report)
+    shown = f"{selection.get('cases_run')} of {selection.get('cases_in_fixture_set')} cases"
+    selected_by = selection.get("selected_by") or []
+    if not selected_by:
+        return shown
+    return f"{shown}, selected by {' '.join(str(part) for part in selected_by)}"
+
+
+def is_subset(report: Mapping[str, Any]) -> bool:
+    """Whether the report covers only some of its fixture set's cases (a `-k` run, say)."""
+    selection = _selection(report)
+    if "subset" in selection:
+        return bool(selection["subset"])
+    # Reports before the flag: the counts say it.
+    run, total = selection.get("cases_run"), selection.get("cases_in_fixture_set")
+    return isinstance(run, int) and isinstance(total, int) and run < total
+
+
+def _selection(report: Mapping[str, Any]) -> Mapping[str, Any]:
+    metadata = report.get("metadata")
+    selection = metadata.get("selection") if isinstance(metadata, Mapping) else None
+    return selection if isinstance(selection, Mapping) else {}
+
+
 def without_timings(report: Mapping[str, Any]) -> dict[str, Any]:
     """The report minus what measures the machine: equal for equal fixtures and engine."""
     stripped = {key: value for key, value in report.items() if key not in TIMING_KEYS}

@@ -14,6 +14,7 @@ from typing import Any
 # Report lists written a row per line (report_text).
 ONE_LINE_ROWS = ("cases", "failures")
 PARTIAL_SUFFIX = ".partial"
+SUBSET_SUFFIX = ".subset"
 
 
 class ReportValueWarning(UserWarning):
@@ -23,6 +24,11 @@ class ReportValueWarning(UserWarning):
 def partial_path(path: Path) -> Path:
     """Where a run that did not finish writes its report: `report.json` -> `report.partial.json`."""
     return path.with_name(f"{path.stem}{PARTIAL_SUFFIX}{path.suffix}")
+
+
+def subset_path(path: Path) -> Path:
+    """Where a run of only some cases writes its report: `report.json` -> `report.subset.json`."""
+    return path.with_name(f"{path.stem}{SUBSET_SUFFIX}{path.suffix}")
 
 
 def write_report(path: Path, report: Mapping[str, Any]) -> None:
