@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytest_qualbench.authoring.add import document_files, plan_add
-from pytest_qualbench.authoring.case import plan_case, write_case
+from pytest_qualbench.authoring.case import listed, plan_case, write_case
 from pytest_qualbench.authoring.fixture_lines import AuthoringError, write_lines
 from pytest_qualbench.authoring.show import show_lines
 from pytest_qualbench.engine import Engine, Result, SearchEngine
@@ -290,3 +290,14 @@ def test_show_marks_the_needle_and_states_each_check(bench: Path) -> None:
 def test_show_suggests_close_case_ids(bench: Path) -> None:
     with pytest.raises(AuthoringError, match="did you mean md_001_q1"):
         show_lines(fixture_set(bench), "md_001_q11", builtin, 10)
+
+
+def test_no_entry_lists_every_id_of_a_short_file_and_counts_a_long_one() -> None:
+    ids = [f"md_{number:03}" for number in range(1, 8)]
+    assert listed(ids) == f"entries: {', '.join(ids)}"
+    many = [f"md_{number:03}" for number in range(1, 24)]
+    assert listed(many) == (
+        "23 entries: md_001, md_002, md_003, md_004, md_005, md_006, md_007, md_008, md_009, "
+        "md_010, ... and 13 more"
+    )
+    assert listed([]) == "the file has no entries"

@@ -307,6 +307,14 @@ def test_run_where_nothing_ran_does_not_leave_the_old_report_looking_current(
     result.stdout.fnmatch_lines(["*no case ran*"])
 
 
+@pytest.mark.usefixtures("bench")
+def test_a_fixture_path_that_does_not_exist_writes_no_report(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--qualbench", "bench_fixtures/nope.jsonl")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: file or directory not found: bench_fixtures/nope.jsonl"])
+    assert not (pytester.path / ".qualbench").exists()
+
+
 # ---------------------------------------------------------------- strict, unlosable reports
 
 CONFIG_ENGINE = """

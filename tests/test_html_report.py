@@ -291,3 +291,10 @@ def test_html_without_the_extra_is_a_usage_error_before_collection(
          "pip install 'pytest-qualbench[[]html]'"]
     )  # fmt: skip
     assert "collected" not in result.stdout.str()
+
+
+def test_a_page_without_floors_says_none_are_configured() -> None:
+    sample = report()
+    html = render_html([{**sample, "floors": []}])
+    assert "no floors configured; 2 failing case(s)" in html
+    assert "all enforced floors met" not in html

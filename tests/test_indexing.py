@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -67,3 +68,34 @@ def test_a_long_build_shows_its_elapsed_time(
     result.stdout.fnmatch_lines(
         ["indexing markdown: 2 entries ... * s", "indexing markdown: 2 entries -> 2 chunks, *ms"]
     )
+
+
+# The first search of a process pays for lazy setup; the cases' latency must not hold it.
+FIRST_SEARCH_SLOW_ENGINE = """
+import time
+from pytest_qualbench.engine.types import Result
+
+class FirstSlow:
+    searched = False
+
+    def index(self, entries):
+        self.texts = [e.haystack for e in entries]
+
+    def search(self, query, *, limit=10, kinds=()):
+        if not FirstSlow.searched:
+            FirstSlow.searched = True
+            time.sleep(0.3)
+        return [Result(t, "porter") for t in self.texts if query in t][:limit]
+"""
+
+
+def test_the_first_searchs_warm_up_is_kept_out_of_the_latency(project: pytest.Pytester) -> None:
+    project.makepyfile(firstslow=FIRST_SEARCH_SLOW_ENGINE)
+    result = project.runpytest(
+        "--qualbench", "--qualbench-engine=firstslow:FirstSlow", "-v", "-p", "no:randomly"
+    )
+    result.assert_outcomes(passed=1)
+    latency = json.loads((project.path / ".qualbench" / "report.json").read_text())["latency"]
+    assert latency["markdown"]["p50_ms"] < 100
+    assert latency["markdown"]["warmup_ms"] >= 300
+    result.stdout.fnmatch_lines(["latency*p50 ms*p95 ms*index ms*warm-up ms", "markdown *"])

@@ -100,8 +100,11 @@ def test_whole_benchmark_passes_and_writes_report(pytester: pytest.Pytester) -> 
 def test_keyword_selects_one_entry(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--qualbench", "-k", "md_001")
     result.assert_outcomes(passed=3, deselected=2)
-    # No floor is configured, so there is nothing to say about enforcing one.
-    assert "floors" not in result.stdout.str()
+    # No floor is configured: the summary says so rather than "not enforced".
+    result.stdout.fnmatch_lines(
+        ["floors: none configured (ini qualbench_floors, --qualbench-floor)"]
+    )
+    assert "not enforced" not in result.stdout.str()
     assert [
         c["case_id"] for c in read_report(pytester, ".qualbench/report.subset.json")["cases"]
     ] == [
@@ -300,6 +303,21 @@ def test_bad_ini_floor_is_a_usage_error(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--qualbench")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     result.stderr.fnmatch_lines(["*ini qualbench_floors*unknown metric 'mmr'*"])
+
+
+@pytest.mark.usefixtures("bench")
+def test_several_floors_on_one_ini_line_ask_for_one_per_line(pytester: pytest.Pytester) -> None:
+    pytester.makeini(
+        "[pytest]\nqualbench_engine = wordengine:WordEngine\nqualbench_floors = mmr:0.9 mrr:0.7\n"
+    )
+    result = pytester.runpytest("--qualbench")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(
+        ["ERROR: qualbench: ini qualbench_floors: 'mmr:0.9 mrr:0.7' holds 2 floors: give one "
+         "METRIC:VALUE per line (ini qualbench_floors) or per --qualbench-floor; floor "
+         "'mmr:0.9': unknown metric 'mmr' (did you mean 'mrr'?)*"]
+    )  # fmt: skip
+    assert "'9 mrr'" not in result.stderr.str()
 
 
 @pytest.mark.usefixtures("bench")

@@ -90,3 +90,27 @@ def test_html_report_with_and_without_baseline(pytester: pytest.Pytester) -> Non
         "--qualbench", "--qualbench-html=pair.html", "--qualbench-compare=base.json"
     ).assert_outcomes(passed=2)
     assert "comparison" in (pytester.path / "pair.html").read_text()
+
+
+@pytest.mark.usefixtures("bench")
+def test_quiet_shows_the_comparison_and_the_lint_as_one_verdict_line_each(
+    pytester: pytest.Pytester,
+) -> None:
+    options = [
+        "--qualbench",
+        "--qualbench-engine=reversedengine:Reversed",
+        "--qualbench-checks=needles",
+        "--qualbench-compare=base.json",
+        "--qualbench-lint",
+    ]
+    full = pytester.runpytest(*options)
+    quiet = pytester.runpytest(*options, "-q")
+    assert quiet.ret == full.ret == pytest.ExitCode.TESTS_FAILED
+    full.stdout.fnmatch_lines(["*- qualbench lint -*", "*- qualbench compare -*"])
+    assert "- qualbench compare -" not in quiet.stdout.str()
+    assert "- qualbench lint -" not in quiet.stdout.str()
+    quiet.stdout.fnmatch_lines(
+        ["lint: *", "compare with *base.json: * regression(s), the run fails"]
+    )
+    section = quiet.stdout.str().split("= qualbench =")[1]
+    assert len(section.splitlines()) <= 10, section

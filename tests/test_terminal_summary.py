@@ -84,10 +84,12 @@ def test_verbose_adds_latency_and_every_floor() -> None:
     assert any(line.startswith("latency") for line in lines)
 
 
-def test_floors_are_not_mentioned_without_floors() -> None:
+def test_no_floors_are_said_to_be_none_not_unenforced() -> None:
     built = report([], enforced=False)
     lines = texts(summary(built, None, [], -1))
-    assert not any("floor" in line for line in lines)
+    assert [line for line in lines if "floor" in line] == [
+        "floors: none configured (ini qualbench_floors, --qualbench-floor)"
+    ]
 
 
 def test_unenforced_floors_say_how_much_ran() -> None:

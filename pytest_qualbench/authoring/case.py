@@ -157,8 +157,16 @@ def _entry_line(lines: Sequence[RawLine], entry_id: str, target: Path) -> int:
         if line.entry is not None and line.entry.get("id") == entry_id:
             return index
     ids = [str(line.entry.get("id")) for line in lines if line.entry is not None]
-    shown = ", ".join(ids[-5:]) if ids else "none"
-    raise AuthoringError(f"{target}: no entry {entry_id!r} (entries: {shown})")
+    raise AuthoringError(f"{target}: no entry {entry_id!r} ({listed(ids)})")
+
+
+def listed(ids: Sequence[str], shown: int = 10) -> str:
+    """Every entry id, in file order; past `shown` of them, their count and the first ones."""
+    if not ids:
+        return "the file has no entries"
+    if len(ids) <= shown:
+        return f"entries: {', '.join(ids)}"
+    return f"{len(ids)} entries: {', '.join(ids[:shown])}, ... and {len(ids) - shown} more"
 
 
 def _loaded_entry(fixture_set: FixtureSet, entry_id: str, target: Path, index: int) -> Entry:

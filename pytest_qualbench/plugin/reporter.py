@@ -85,6 +85,7 @@ class QualbenchReporter:
         self.unwritten: str | None = None
         self.unfinished: str | None = None
         self.index_ms: dict[str, float] = {}
+        self.warmup_ms: dict[str, float] = {}
         # Where the indexes came from: a content type some process built counts as built.
         self.cached_indexes: set[str] = set()
         self.built_indexes: set[str] = set()
@@ -95,6 +96,9 @@ class QualbenchReporter:
         self.baseline: tuple[dict[str, Any], dict[str, Any]] | None = None
         self.html_line: str | None = None
         self.lint_lines: list[str] = []
+        # Under -q each optional section is its verdict alone (pytest_terminal_summary).
+        self.lint_verdict = ""
+        self.compare_verdict = ""
         self.lint_failed = False
         self.gate_regressions = ""
         # Engines the workers could not close (a serial run shows its own at unconfigure).
@@ -103,7 +107,7 @@ class QualbenchReporter:
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         if not self.config.option.qualbench_lint:
             return
-        from pytest_qualbench.authoring.lint import has_errors, lint_fixture_set
+        from pytest_qualbench.authoring.lint import ERROR, has_errors, lint_fixture_set
 
         bench_run = self.config.stash[bench_run_key]
         try:
@@ -115,6 +119,12 @@ class QualbenchReporter:
             raise pytest.UsageError(self.startup_error) from None
         self.lint_lines = [str(finding) for finding in findings] or ["no findings"]
         self.lint_failed = has_errors(findings)
+        errors = sum(1 for finding in findings if finding.level == ERROR)
+        self.lint_verdict = (
+            f"lint: {len(findings)} finding(s), {errors} error(s)"
+            if findings
+            else "lint: no findings"
+        )
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         wire = getattr(report, "qualbench_case", None)
@@ -165,6 +175,8 @@ class QualbenchReporter:
                 # A build's time stands for the run, not the workers' loads after it.
                 self.index_ms[content_type] = max(index_ms, self.index_ms.get(content_type, 0.0))
         self.close_problems += output.get("close_problems", [])
+        for content_type, warmup_ms in output.get("warmup_ms", {}).items():
+            self.warmup_ms[content_type] = max(warmup_ms, self.warmup_ms.get(content_type, 0.0))
         self.retrieved_tokens.update(output["retrieved_tokens"])
         self.tokens_error = self.tokens_error or output.get("tokens_error")
         engine = output["engine"]
@@ -187,9 +199,12 @@ class QualbenchReporter:
         self.session = session
         if self.startup_error is not None:
             return  # no case ran: nothing to report, and the last report stays
+        if session.exitstatus == pytest.ExitCode.USAGE_ERROR and not self.records:
+            return  # pytest refused the command line (a path that does not exist): no run
         bench_run = self.config.stash[bench_run_key]
         if bench_run.corpora:
             self.index_ms = bench_run.index_times()
+            self.warmup_ms = bench_run.warmup_times()
             self.cached_indexes = set(bench_run.cached_indexes())
             self.engine = engine_info(bench_run)
             tokens = retrieved_tokens(bench_run, self.section_options.tokens_k)
@@ -208,6 +223,7 @@ class QualbenchReporter:
             dataset_files=[digest.to_json() for digest in self.fixture_set.dataset_files],
             metadata=self._metadata(),
             index_ms=self.index_ms,
+            warmup_ms=self.warmup_ms,
             floors=self.floors,
             floors_enforced=full_run,
             sections=sections,
@@ -281,6 +297,10 @@ class QualbenchReporter:
         self.baseline = (base, comparison_to_json(comparison))
         if comparison.regressions:
             self.gate_regressions = f"{len(comparison.regressions)} regression(s)"
+        self.compare_verdict = (
+            f"compare with {baseline}: {self.gate_regressions or 'no regressions'}"
+            f"{'' if comparison.exit_code == 0 else ', the run fails'}"
+        )
         return comparison.exit_code != 0
 
     def _write_html(self, path: Path, report: dict[str, Any]) -> None:
@@ -355,11 +375,18 @@ class QualbenchReporter:
             terminalreporter.write_line(close_problems_line(self.close_problems), yellow=True)
         if self.html_line is not None:
             terminalreporter.write_line(self.html_line)
-        if self.lint_lines:
+        # -q: the gate's verdicts only; an optional section is one line or none (the
+        # rankers, tokens and start-time tables, report.terminal), in full by default.
+        quiet = verbosity < 0
+        if self.lint_lines and quiet:
+            terminalreporter.write_line(self.lint_verdict)
+        elif self.lint_lines:
             terminalreporter.write_sep("-", "qualbench lint")
             for line in self.lint_lines:
                 terminalreporter.write_line(line)
-        if self.compare_lines:
+        if self.compare_lines and quiet:
+            terminalreporter.write_line(self.compare_verdict or self.compare_lines[0])
+        elif self.compare_lines:
             terminalreporter.write_sep("-", "qualbench compare")
             for line in self.compare_lines:
                 terminalreporter.write_line(line)

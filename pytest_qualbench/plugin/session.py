@@ -393,6 +393,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         tokens = retrieved_tokens(bench_run, _tokens_k(config))
         output = {
             "index_ms": bench_run.index_times(),
+            "warmup_ms": bench_run.warmup_times(),
             "cached_indexes": bench_run.cached_indexes(),
             "engine": engine_info(bench_run),
             "retrieved_tokens": tokens.counts,

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import difflib
+import re
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -60,17 +62,39 @@ def parse_floor(
     `content_types` None leaves the scope unchecked: the command line is parsed
     before the engine, whose declared content types a floor may name, is known.
     """
+    several = [part for part in re.split(r"[\s,]+", text.strip()) if part]
+    if len(several) > 1:
+        raise argparse.ArgumentTypeError(_several_floors(text, several, content_types, accepted_by))
     name, value = metric_fraction(text, what="floor ", number="VALUE", example="mrr:0.9")
     scope, _, metric = name.rpartition(".") if "." in name else ("", "", name)
     if metric not in ALL_METRIC_NAMES:
+        close = difflib.get_close_matches(metric, ALL_METRIC_NAMES, n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
         raise argparse.ArgumentTypeError(
-            f"floor {text!r}: unknown metric {metric!r}; known: {', '.join(ALL_METRIC_NAMES)}"
+            f"floor {text!r}: unknown metric {metric!r}{hint}; known: {', '.join(ALL_METRIC_NAMES)}"
         )
     if scope and content_types is not None:
         problem = scope_error(scope, content_types, accepted_by)
         if problem:
             raise argparse.ArgumentTypeError(f"floor {text!r}: {problem}")
     return Floor(metric=metric, scope=scope or None, value=value)
+
+
+def _several_floors(
+    text: str, parts: Sequence[str], content_types: Collection[str] | None, accepted_by: str
+) -> str:
+    """Several floors in one text: say to give one per line, and what is wrong with each."""
+    problems = []
+    for part in parts:
+        try:
+            parse_floor(part, content_types, accepted_by)
+        except argparse.ArgumentTypeError as exc:
+            problems.append(str(exc))
+    message = (
+        f"{text!r} holds {len(parts)} floors: give one METRIC:VALUE per line "
+        "(ini qualbench_floors) or per --qualbench-floor"
+    )
+    return "; ".join([message, *problems])
 
 
 def scope_error(scope: str, content_types: Collection[str], accepted_by: str = "") -> str | None:

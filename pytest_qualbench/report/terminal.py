@@ -77,12 +77,12 @@ def latency_lines(report: Mapping[str, Any]) -> list[str]:
     """Search latency and index time per content type (built, or loaded from the cache)."""
     latency = report["latency"]
     rows = [name for name in sorted(latency) if name != "overall"] + ["overall"]
-    lines = ["", f"{'latency':<14}{'p50 ms':>9}{'p95 ms':>9}{'index ms':>10}"]
+    lines = ["", f"{'latency':<14}{'p50 ms':>9}{'p95 ms':>9}{'index ms':>10}{'warm-up ms':>12}"]
     for name in rows:
         row = latency.get(name, {})
         lines.append(
             f"{name:<14}{_fmt(row.get('p50_ms'), 2):>9}{_fmt(row.get('p95_ms'), 2):>9}"
-            f"{_fmt(row.get('index_ms'), 1):>10}"
+            f"{_fmt(row.get('index_ms'), 1):>10}{_fmt(row.get('warmup_ms'), 1):>12}"
             + ("  cached" if row.get("index") == "cached" else "")
         )
     return lines
@@ -91,9 +91,9 @@ def latency_lines(report: Mapping[str, Any]) -> list[str]:
 def floor_lines(
     report: Mapping[str, Any], verdicts: Sequence[FloorVerdict], *, every_floor: bool
 ) -> list[SummaryLine]:
-    """The floors verdict, then each failing floor (each floor under -v); nothing without floors."""
+    """The floors verdict, then each failing floor (each floor under -v)."""
     if not verdicts:
-        return []
+        return [SummaryLine("floors: none configured (ini qualbench_floors, --qualbench-floor)")]
     failed = [verdict for verdict in verdicts if verdict.ok is False]
     selection = report["metadata"]["selection"]
     if all(verdict.ok is None for verdict in verdicts):

@@ -167,7 +167,15 @@ def _verdict(ok: bool | None) -> str:
 def _page_verdict(floors: Sequence[FloorRow], head: Mapping[str, Any]) -> str:
     failed = sum(1 for floor in floors if floor.verdict == "FAIL")
     failing_cases = len({failure["case_id"] for failure in head["failures"]})
-    floor_text = f"{failed} floor(s) failed" if failed else "all enforced floors met"
+    enforced = [floor for floor in floors if floor.verdict != "not enforced"]
+    if failed:
+        floor_text = f"{failed} floor(s) failed"
+    elif not floors:
+        floor_text = "no floors configured"
+    elif not enforced:
+        floor_text = "floors not enforced (not every case ran)"
+    else:
+        floor_text = "all enforced floors met"
     return f"{floor_text}; {failing_cases} failing case(s)"
 
 
