@@ -166,7 +166,9 @@ class BenchRun:
         started = time.perf_counter()
         try:
             call_within(
-                lambda: list(engine.search(WARM_UP_QUERY, limit=self.limit, kinds=ALL_KINDS)),
+                lambda: capabilities.search(
+                    engine, WARM_UP_QUERY, limit=self.limit, kinds=ALL_KINDS
+                ),
                 self.timeout,
                 f"warm-up search of {content_type}",
             )
