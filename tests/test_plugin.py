@@ -352,7 +352,13 @@ def test_report_schema(pytester: pytest.Pytester) -> None:
     assert report["negatives"]["by_content_type"] == {
         "markdown": {"cases": 1, "negative_pass": 1.0}
     }
-    assert sorted(report["latency"]["markdown"]) == ["index", "index_ms", "p50_ms", "p95_ms"]
+    assert sorted(report["latency"]["markdown"]) == [
+        "index",
+        "index_ms",
+        "p50_ms",
+        "p95_ms",
+        "warmup_ms",
+    ]
     first = report["cases"][0]
     assert first["case_id"] == "json_001_q1"
     assert sorted(first) == sorted(
