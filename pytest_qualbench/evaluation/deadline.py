@@ -1,5 +1,8 @@
 """A time limit on an engine call (--qualbench-timeout): the case fails, the run goes on.
 
+(An index build that overruns is an engine that could not start: the run stops
+before its cases, evaluation.runner.EngineStartupError.)
+
 Python cannot stop a thread, so the call runs in a daemon thread that is left
 behind when it overruns: the case fails with a message at once, and the
 abandoned call ends with the process. A call stuck in C code that holds the GIL
@@ -38,7 +41,7 @@ def call_within(function: Callable[[], T], seconds: float | None, what: str) -> 
     if worker.is_alive():
         raise DeadlineExceeded(
             f"{what} timed out after {seconds:g} s (--qualbench-timeout / ini qualbench_timeout); "
-            "the call is abandoned and the run goes on"
+            "the call is abandoned"
         )
     if failure:
         raise failure[0]

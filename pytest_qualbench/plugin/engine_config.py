@@ -31,6 +31,7 @@ from pytest_qualbench.evaluation.engine_options import (
 )
 from pytest_qualbench.evaluation.runner import DEFAULT_ENGINE, EngineFactory, EngineStartupError
 from pytest_qualbench.fixtures.schema import BUILTIN_VOCABULARY, CONTENT_TYPES, Vocabulary
+from pytest_qualbench.plugin.engine_errors import is_framework_file
 
 
 def engine_spec(config: pytest.Config) -> str:
@@ -134,7 +135,13 @@ def startup_message(config: pytest.Config, error: EngineStartupError, outcome: s
         f"qualbench: engine {engine} could not start for {error.content_type}: "
         f"{type(cause).__name__}: {cause}"
     ]
-    frames = traceback.extract_tb(cause.__traceback__)
+    # The engine's own last frame; none for a plugin-side cause (a timed-out build,
+    # whose engine call was abandoned, or a factory handing back a shared engine).
+    frames = [
+        frame
+        for frame in traceback.extract_tb(cause.__traceback__)
+        if not is_framework_file(frame.filename)
+    ]
     if frames:
         frame = frames[-1]
         lines.append(

@@ -34,7 +34,12 @@ TB_STYLES = {"auto": "long", "long": "long", "short": "short", "line": "line", "
 
 def is_framework_frame(entry: TracebackEntry) -> bool:
     """A frame of pytest, pluggy or the plugin itself (not its built-in engine)."""
-    path = Path(str(entry.path)).resolve()
+    return is_framework_file(str(entry.path))
+
+
+def is_framework_file(filename: str) -> bool:
+    """A file of pytest, pluggy or the plugin itself (not its built-in engine)."""
+    path = Path(filename).resolve()
     if path.is_relative_to(ENGINE_DIR) and path != ENGINE_CALLER:
         return False
     return any(path.is_relative_to(directory) for directory in FRAMEWORK_DIRS)
