@@ -38,6 +38,17 @@ def gain_name(text: str) -> str:
     return name
 
 
+def entry_grade(text: str) -> tuple[str, int]:
+    """argparse `type=`: `ENTRY=GRADE`, an entry id and its graded relevance (an integer >= 0)."""
+    entry_id, separator, grade = text.partition("=")
+    if not separator or not entry_id.strip():
+        raise argparse.ArgumentTypeError(f"{text!r}: expected ENTRY=GRADE, e.g. md_003=2")
+    try:
+        return entry_id.strip(), _whole_number(grade, minimum=0)
+    except argparse.ArgumentTypeError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r}: the grade {exc}") from None
+
+
 def _whole_number(text: str, *, minimum: int) -> int:
     try:
         value = int(text)

@@ -7,9 +7,10 @@ counts as relevant), and a negative query the corpus can answer.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from pytest_qualbench.authoring.fixture_lines import (
@@ -23,6 +24,7 @@ from pytest_qualbench.authoring.fixture_lines import (
 )
 from pytest_qualbench.authoring.lint import needle_weakness
 from pytest_qualbench.authoring.probe import Probe, judged_as, probe
+from pytest_qualbench.evaluation.judge import DEFAULT_GAIN, DEFAULT_MIN_GRADE
 from pytest_qualbench.evaluation.runner import EngineFactory
 from pytest_qualbench.fixtures.schema import ANY_LAYER, NEGATIVE_LAYER, Case, Entry, FixtureSet
 
@@ -61,20 +63,27 @@ def plan_case(
     ceiling: int | None = None,
     layer: str | None = None,
     negative: bool = False,
+    relevant: Mapping[str, int] | None = None,
     limit: int = 10,
+    min_grade: int = DEFAULT_MIN_GRADE,
+    gain: str = DEFAULT_GAIN,
 ) -> CaseDraft:
     """Check and probe the case; AuthoringError (exit 2) says why it is refused.
 
     `fixture_set` holds the target file and every other file of the benchmark: the
-    corpus the case will be judged over.
+    corpus the case will be judged over. `relevant` ({entry_id: grade}) judges the
+    case by entry, with or without needles (docs/writing-fixtures.md).
     """
+    graded = dict(relevant or {})
     lines = read_lines(target)
     index = _entry_line(lines, entry_id, target)
     entry = _loaded_entry(fixture_set, entry_id, target, index)
-    _check_arguments(query, needles, negative, ceiling, layer)
+    _check_arguments(query, needles, negative, ceiling, layer, graded)
     corpus = fixture_set.entries(entry.content_type)
     if negative:
         _refuse_shared_trigrams(query, corpus)
+    elif graded:
+        _refuse_misgraded(graded, needles, entry, corpus, fixture_set.entries(), min_grade)
     else:
         _refuse_misplaced_needles(needles, entry, fixture_set.entries())
     raw = dict(lines[index].entry or {})
@@ -95,8 +104,9 @@ def plan_case(
         content_type=entry.content_type,
         path=entry.path,
         line=entry.line,
+        relevant=MappingProxyType(graded),
     )
-    found = probe(draft, fixture_set, engine_factory, limit)
+    found = probe(draft, fixture_set, engine_factory, limit, min_grade=min_grade, gain=gain)
     if negative and found.results:
         raise AuthoringError(
             f"the negative query {query!r} returns {len(found.results)} result(s) from the "
@@ -179,14 +189,22 @@ def _loaded_entry(fixture_set: FixtureSet, entry_id: str, target: Path, index: i
 
 
 def _check_arguments(
-    query: str, needles: Sequence[str], negative: bool, ceiling: int | None, layer: str | None
+    query: str,
+    needles: Sequence[str],
+    negative: bool,
+    ceiling: int | None,
+    layer: str | None,
+    relevant: Mapping[str, int],
 ) -> None:
     if not query.strip():
         raise AuthoringError("the query is empty")
-    if negative and (needles or ceiling or layer):
-        raise AuthoringError("a negative case has no --needle, --ceiling or --layer")
-    if not negative and not needles:
-        raise AuthoringError("give at least one --needle (or --negative for a negative case)")
+    if negative and (needles or ceiling or layer or relevant):
+        raise AuthoringError("a negative case has no --needle, --relevant, --ceiling or --layer")
+    if not negative and not needles and not relevant:
+        raise AuthoringError(
+            "give at least one --needle or --relevant ENTRY=GRADE (or --negative for a "
+            "negative case)"
+        )
     for needle in needles:
         if not needle.strip():
             raise AuthoringError("a needle is empty")
@@ -213,6 +231,43 @@ def _refuse_misplaced_needles(
             raise AuthoringError(
                 f"needle {needle!r} also occurs in {shown}: a result from there would count as "
                 "relevant; choose text only this entry has"
+            )
+
+
+def _refuse_misgraded(
+    relevant: Mapping[str, int],
+    needles: Sequence[str],
+    entry: Entry,
+    corpus: Sequence[Entry],
+    entries: Sequence[Entry],
+    min_grade: int,
+) -> None:
+    """Every graded id an entry of the case's content type, one graded to count, and each
+    needle in an entry that counts (a result needs both to be relevant)."""
+    of_type = {other.id: other for other in corpus}
+    for graded_id in relevant:
+        if graded_id in of_type:
+            continue
+        elsewhere = next((other for other in entries if other.id == graded_id), None)
+        if elsewhere is not None:
+            raise AuthoringError(
+                f"--relevant {graded_id}: entry {graded_id} is {elsewhere.content_type}, the "
+                f"case's entry {entry.id} is {entry.content_type}; a case searches its own "
+                "content type only"
+            )
+        raise AuthoringError(f"--relevant {graded_id}: no entry {graded_id!r} in the fixture set")
+    counting = [graded_id for graded_id, grade in relevant.items() if grade >= min_grade]
+    if not counting:
+        raise AuthoringError(
+            f"no --relevant entry has grade {min_grade} or more (qualbench_min_grade): the "
+            "case would have nothing to find"
+        )
+    for needle in needles:
+        if not any(needle in of_type[graded_id].haystack for graded_id in counting):
+            raise AuthoringError(
+                f"needle {needle!r} is in no entry graded {min_grade} or more "
+                f"({', '.join(counting)}): with --relevant a result counts only when it "
+                "comes from such an entry and holds a needle"
             )
 
 
@@ -243,10 +298,14 @@ def _with_layer(case: Case, layer: str) -> Case:
 
 
 def _case_json(case: Case) -> dict[str, Any]:
+    asked: dict[str, Any] = {"case_id": case.case_id, "query": case.query}
+    # A case judged by entry writes needles only when it has some (docs/writing-fixtures.md).
+    if case.needles or not case.relevant:
+        asked["needles"] = list(case.needles)
+    if case.relevant:
+        asked["relevant"] = dict(case.relevant)
     return {
-        "case_id": case.case_id,
-        "query": case.query,
-        "needles": list(case.needles),
+        **asked,
         "expected_layer": case.expected_layer,
         "expected_rank_ceiling": case.expected_rank_ceiling,
     }

@@ -12,8 +12,15 @@ from dataclasses import dataclass, replace
 
 from pytest_qualbench.engine import capabilities
 from pytest_qualbench.engine.types import ALL_KINDS, Result
-from pytest_qualbench.evaluation.judge import CaseRecord, judge, snippet
+from pytest_qualbench.evaluation.judge import (
+    DEFAULT_GAIN,
+    DEFAULT_MIN_GRADE,
+    CaseRecord,
+    judge,
+    snippet,
+)
 from pytest_qualbench.evaluation.outcomes import NEEDLE_CLOSE, NEEDLE_OPEN, check_outcomes, marked
+from pytest_qualbench.evaluation.relevance import AttributionError, EntryAttribution
 from pytest_qualbench.evaluation.runner import BenchRun, EngineFactory
 from pytest_qualbench.fixtures import Case, FixtureSet
 
@@ -31,17 +38,42 @@ class Probe:
     relevant_total: int | None
     # Entry id per source label, to say which entry each result came from.
     entry_of_source: dict[str, str]
+    # Cases judged by `relevant`: each result's entry, and the run's grade settings.
+    attribution: EntryAttribution
+    min_grade: int = DEFAULT_MIN_GRADE
+    gain: str = DEFAULT_GAIN
 
 
-def probe(case: Case, fixture_set: FixtureSet, engine_factory: EngineFactory, limit: int) -> Probe:
+def probe(
+    case: Case,
+    fixture_set: FixtureSet,
+    engine_factory: EngineFactory,
+    limit: int,
+    *,
+    min_grade: int = DEFAULT_MIN_GRADE,
+    gain: str = DEFAULT_GAIN,
+) -> Probe:
     """Index the case's corpus with a fresh engine, search the query, judge the results."""
-    run = BenchRun(fixture_set=fixture_set, engine_factory=engine_factory, limit=limit)
+    run = BenchRun(
+        fixture_set=fixture_set,
+        engine_factory=engine_factory,
+        limit=limit,
+        min_grade=min_grade,
+        gain=gain,
+    )
     corpus = run.corpus(case.content_type)
     found = capabilities.search(corpus.engine, case.query, limit=limit, kinds=ALL_KINDS)
     results = tuple(found)[:limit]
     relevant_total = corpus.relevant_total(case)
+    attribution = run.attribution(case.content_type)
     record = judge(
-        case, results, relevant_total=relevant_total, corrected_query=found.corrected_query
+        case,
+        results,
+        relevant_total=relevant_total,
+        corrected_query=found.corrected_query,
+        attribution=attribution,
+        min_grade=min_grade,
+        gain=gain,
     )
     entries = fixture_set.entries(case.content_type)
     chunks = capabilities.listed_chunks(corpus.engine)
@@ -53,6 +85,9 @@ def probe(case: Case, fixture_set: FixtureSet, engine_factory: EngineFactory, li
         corpus_chunks=None if chunks is None else len(chunks),
         relevant_total=relevant_total,
         entry_of_source={entry.source_label: entry.id for entry in reversed(entries)},
+        attribution=attribution,
+        min_grade=min_grade,
+        gain=gain,
     )
 
 
@@ -63,6 +98,9 @@ def judged_as(found: Probe, case: Case) -> Probe:
         found.results,
         relevant_total=found.relevant_total,
         corrected_query=found.record.corrected_query,
+        attribution=found.attribution,
+        min_grade=found.min_grade,
+        gain=found.gain,
     )
     return replace(found, case=case, record=record)
 
@@ -77,7 +115,10 @@ def report_lines(found: Probe) -> list[str]:
     lines.append(
         f"corpus:    {record.content_type}, {counted(found.corpus_entries, 'entry')}{chunks}"
     )
-    lines += result_lines(found.results, found.case.needles, found.entry_of_source)
+    if found.case.relevant:
+        lines += graded_result_lines(found)
+    else:
+        lines += result_lines(found.results, found.case.needles, found.entry_of_source)
     lines.append("checks:")
     for outcome in check_outcomes(record):
         verdict = {True: "pass", False: "FAIL", None: "-"}[outcome.passed]
@@ -108,4 +149,40 @@ def result_lines(
         title = f" {result.title} |" if result.title else ""
         layer = result.layer or "no layer"
         lines.append(f"  {rank:>2}. [{layer}] {where} |{title} {excerpt}")
+    return lines
+
+
+def graded_result_lines(found: Probe) -> list[str]:
+    """`rank. [layer] entry (grade g) | title | snippet` for a case judged by entry.
+
+    An entry's later chunks are marked as such: they take no rank of their own
+    (docs/metrics.md). A result no single entry holds names why instead.
+    """
+    if not found.results:
+        return ["results:   none"]
+    grades = found.case.relevant
+    marks = f"; {NEEDLE_OPEN}needle{NEEDLE_CLOSE} marks a needle" if found.case.needles else ""
+    lines = [
+        f"results:   {len(found.results)}, best first (each result's entry and grade; grade "
+        f">= {found.min_grade} counts{marks})"
+    ]
+    seen: set[str] = set()
+    for rank, result in enumerate(found.results, start=1):
+        try:
+            entry_id: str | None = found.attribution.entry_of(result)
+        except AttributionError:
+            entry_id = None
+        if entry_id is None:
+            judged = "no single entry"
+        elif entry_id in seen:
+            judged = "again, no rank of its own"
+        else:
+            judged = f"grade {grades[entry_id]}" if entry_id in grades else "not judged"
+        if entry_id is not None:
+            seen.add(entry_id)
+        needle = next((n for n in found.case.needles if n in result.text), None)
+        excerpt = marked(snippet(result.text, needle), needle)
+        title = f" {result.title} |" if result.title else ""
+        layer = result.layer or "no layer"
+        lines.append(f"  {rank:>2}. [{layer}] {entry_id or '?'} ({judged}) |{title} {excerpt}")
     return lines

@@ -6,6 +6,7 @@ import difflib
 
 from pytest_qualbench.authoring.fixture_lines import AuthoringError
 from pytest_qualbench.authoring.probe import probe, report_lines
+from pytest_qualbench.evaluation.judge import DEFAULT_GAIN, DEFAULT_MIN_GRADE
 from pytest_qualbench.evaluation.runner import EngineFactory
 from pytest_qualbench.fixtures import Case, FixtureSet
 
@@ -22,7 +23,13 @@ def find_case(fixture_set: FixtureSet, case_id: str) -> Case:
 
 
 def show_lines(
-    fixture_set: FixtureSet, case_id: str, engine_factory: EngineFactory, limit: int
+    fixture_set: FixtureSet,
+    case_id: str,
+    engine_factory: EngineFactory,
+    limit: int,
+    *,
+    min_grade: int = DEFAULT_MIN_GRADE,
+    gain: str = DEFAULT_GAIN,
 ) -> tuple[list[str], bool]:
     """The case, what it expects, the engine's ranked results and each check's outcome.
 
@@ -33,11 +40,21 @@ def show_lines(
         expected = "no results (negative case)"
     else:
         ceiling = case.expected_rank_ceiling or "any"
-        needles = ", ".join(repr(needle) for needle in case.needles)
-        expected = f"{needles}; layer {case.expected_layer}, rank <= {ceiling}"
+        expected = f"{wanted(case, min_grade)}; layer {case.expected_layer}, rank <= {ceiling}"
     header = [
         f"{case.case_id} [{case.content_type}] {case.path}:{case.line} (entry {case.entry_id})",
         f"expected:  {expected}",
     ]
-    found = probe(case, fixture_set, engine_factory, limit)
+    found = probe(case, fixture_set, engine_factory, limit, min_grade=min_grade, gain=gain)
     return header + report_lines(found), found.record.passed
+
+
+def wanted(case: Case, min_grade: int) -> str:
+    """What a positive case asks for: its needles, its graded entries, or both."""
+    needles = ", ".join(repr(needle) for needle in case.needles)
+    if not case.relevant:
+        return needles
+    graded = sorted(case.relevant.items(), key=lambda item: (-item[1], item[0]))
+    entries = ", ".join(f"{entry_id} (grade {grade})" for entry_id, grade in graded)
+    counted = f"relevant {entries}, grade >= {min_grade} counts"
+    return f"{counted}; each result also holding one of {needles}" if needles else counted

@@ -27,7 +27,7 @@ from pytest_qualbench.fixtures.schema import (
     SOURCE_KINDS,
     FixtureSet,
 )
-from pytest_qualbench.options import non_negative_int
+from pytest_qualbench.options import entry_grade, non_negative_int
 from pytest_qualbench.plugin.configured import BenchConfig, add_engine_options
 
 USAGE_ERROR = 2
@@ -73,6 +73,15 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
         default=[],
         metavar="TEXT",
         help="text a relevant result contains, verbatim; repeatable",
+    )
+    case.add_argument(
+        "--relevant",
+        action="append",
+        default=[],
+        type=entry_grade,
+        metavar="ENTRY=GRADE",
+        help="judge the case by entry: an entry that answers, with its grade (0 = judged not "
+        "relevant, 1 or more counts); repeatable, with or without --needle",
     )
     case.add_argument(
         "--ceiling",
@@ -141,6 +150,11 @@ def _add(arguments: argparse.Namespace, bench: BenchConfig) -> int:
 
 def _case(arguments: argparse.Namespace, bench: BenchConfig) -> int:
     target: Path = arguments.file
+    relevant: dict[str, int] = {}
+    for entry_id, grade in arguments.relevant:
+        if entry_id in relevant:
+            raise AuthoringError(f"--relevant {entry_id} is given twice; give each entry one grade")
+        relevant[entry_id] = grade
     draft = plan_case(
         target,
         arguments.entry_id,
@@ -151,7 +165,10 @@ def _case(arguments: argparse.Namespace, bench: BenchConfig) -> int:
         ceiling=arguments.ceiling,
         layer=arguments.layer,
         negative=arguments.negative,
+        relevant=relevant,
         limit=bench.limit,
+        min_grade=bench.min_grade,
+        gain=bench.gain,
     )
     case = draft.probe.case
     print(f"{draft.case_id} [{case.content_type}] {target} (entry {case.entry_id})")
@@ -179,6 +196,8 @@ def _case(arguments: argparse.Namespace, bench: BenchConfig) -> int:
 def _advice(record: CaseRecord) -> str:
     """What to pass to record the case as the engine answers it, when that is a choice."""
     failed = {failure.type for failure in record.failures}
+    if record.relevant and ("needles" in failed or record.rank is None):
+        return "choose a query the relevant entries answer, or grade fewer entries"
     if "needles" in failed or record.rank is None or record.layer is None:
         return "choose a query that names what the needle says, or another needle"
     flags = []
@@ -192,7 +211,14 @@ def _advice(record: CaseRecord) -> str:
 def _show(arguments: argparse.Namespace, bench: BenchConfig) -> int:
     paths: list[Path] = arguments.paths or list(bench.fixture_paths)
     fixture_set = _fixture_set(bench, paths, configured=False)
-    lines, passed = show_lines(fixture_set, arguments.case_id, bench.engine_factory, bench.limit)
+    lines, passed = show_lines(
+        fixture_set,
+        arguments.case_id,
+        bench.engine_factory,
+        bench.limit,
+        min_grade=bench.min_grade,
+        gain=bench.gain,
+    )
     for line in lines:
         print(line)
     return 0 if passed else CASE_FAILS

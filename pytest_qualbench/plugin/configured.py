@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_qualbench.evaluation.judge import DEFAULT_GAIN, DEFAULT_MIN_GRADE
 from pytest_qualbench.evaluation.runner import EngineFactory, EngineStartupError
 
 USAGE_ERROR = 2
@@ -30,6 +31,9 @@ class BenchConfig:
     # The ini's qualbench_paths, relative to the ini file's folder.
     fixture_paths: tuple[Path, ...]
     limit: int
+    # Cases judged by `relevant`: the ini's qualbench_min_grade and qualbench_gain.
+    min_grade: int = DEFAULT_MIN_GRADE
+    gain: str = DEFAULT_GAIN
 
 
 def add_engine_options(parser: argparse.ArgumentParser) -> None:
@@ -80,7 +84,7 @@ def run_configured(options: Sequence[str], command: Callable[[BenchConfig], int]
 
 
 def bench_config(config: pytest.Config) -> BenchConfig:
-    from pytest_qualbench.options import positive_int
+    from pytest_qualbench.options import gain_name, positive_int
     from pytest_qualbench.plugin.engine_config import engine_factory, ini_value
 
     ini_dir = config.inipath.parent if config.inipath is not None else config.rootpath
@@ -88,4 +92,6 @@ def bench_config(config: pytest.Config) -> BenchConfig:
         engine_factory=engine_factory(config),
         fixture_paths=tuple(ini_dir / entry for entry in config.getini("qualbench_paths")),
         limit=config.option.qualbench_limit or ini_value(config, "qualbench_limit", positive_int),
+        min_grade=ini_value(config, "qualbench_min_grade", positive_int),
+        gain=ini_value(config, "qualbench_gain", gain_name),
     )
