@@ -20,7 +20,7 @@ from pytest_qualbench.engine.types import Chunk, SearchEngine
 from pytest_qualbench.evaluation.runner import BenchRun
 from pytest_qualbench.fixtures.schema import Case
 from pytest_qualbench.index_cache import IndexCache
-from pytest_qualbench.sections.head_to_head import head_to_head
+from pytest_qualbench.sections.head_to_head import Grading, head_to_head
 from pytest_qualbench.sections.rankers import RankerFactory
 from pytest_qualbench.sections.start_times import start_times
 from pytest_qualbench.sections.tokens import token_cost, token_counter
@@ -149,7 +149,8 @@ def rankers_section(
             "lift": {},
             "skipped": "the engine cannot list its chunks (no chunks())",
         }
-    return head_to_head(positives, corpus_of, rankers)
+    grading = Grading(bench_run.attribution, bench_run.min_grade, bench_run.gain)
+    return head_to_head(positives, corpus_of, rankers, grading)
 
 
 def start_times_section(

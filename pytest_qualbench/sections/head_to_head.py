@@ -10,11 +10,20 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from pytest_qualbench.engine import capabilities
-from pytest_qualbench.engine.types import Chunk, SearchEngine
-from pytest_qualbench.evaluation.metrics import mean_metrics, percentile, positive_case_metrics
+from pytest_qualbench.engine.types import Chunk, Result, SearchEngine
+from pytest_qualbench.evaluation.judge import DEFAULT_GAIN, DEFAULT_MIN_GRADE
+from pytest_qualbench.evaluation.metrics import (
+    GAINS,
+    graded_case_metrics,
+    mean_metrics,
+    percentile,
+    positive_case_metrics,
+)
+from pytest_qualbench.evaluation.relevance import EntryAttribution, entry_ranking
 from pytest_qualbench.fixtures.schema import Case
 from pytest_qualbench.sections.rankers import RANKING_DEPTH, Ranker, RankerFactory
 
@@ -23,6 +32,16 @@ REFERENCE_RANKER = "engine"
 
 # (engine indexed over the content type's corpus, the chunks it built)
 CorpusOf = Callable[[str], tuple[SearchEngine, Sequence[Chunk]]]
+
+
+@dataclass(frozen=True)
+class Grading:
+    """How cases judged by `relevant` are scored: the run's entries, min grade and gain."""
+
+    # The content type's entries, to name the entry each ranked chunk comes from.
+    attribution_of: Callable[[str], EntryAttribution]
+    min_grade: int = DEFAULT_MIN_GRADE
+    gain: str = DEFAULT_GAIN
 
 
 def ranking_metrics(
@@ -48,6 +67,51 @@ def ranking_metrics(
     return {name: float(values[name] or 0.0) for name in names}
 
 
+def graded_ranking_metrics(
+    case: Case,
+    chunks: Sequence[Chunk],
+    ranking: Sequence[int],
+    attribution: EntryAttribution,
+    grading: Grading,
+    names: Sequence[str] = HEAD_TO_HEAD_METRICS,
+) -> dict[str, float]:
+    """The metrics `names` of one case judged by entry for one ranker's chunk order: each
+    entry once at its best rank, graded nDCG, as the report judges it (docs/metrics.md)."""
+    results = [
+        Result(text=chunk.text, title=chunk.title, source=chunk.source, position=chunk.position)
+        for chunk in (chunks[index] for index in ranking[:RANKING_DEPTH])
+    ]
+    entries = entry_ranking(results, case.relevant, attribution, case.needles)
+    values = graded_case_metrics(
+        [ranked.grade for ranked in entries],
+        list(case.relevant.values()),
+        min_grade=grading.min_grade,
+        gain=GAINS[grading.gain],
+        rank_ceiling=0,
+        first_relevant_layer=None,
+        expected_layer=case.expected_layer,
+        layers_reported=False,
+    )
+    return {name: float(values[name] or 0.0) for name in names}
+
+
+def case_metrics(
+    case: Case,
+    chunks: Sequence[Chunk],
+    ranking: Sequence[int],
+    content_type: str,
+    grading: Grading | None,
+) -> dict[str, float]:
+    """One case's head-to-head metrics, by needle or, for a case with `relevant`, by entry."""
+    if not case.relevant:
+        return ranking_metrics(case, chunks, ranking)
+    if grading is None:
+        raise ValueError(f"case {case.case_id} is judged by entry: the section needs its Grading")
+    return graded_ranking_metrics(
+        case, chunks, ranking, grading.attribution_of(content_type), grading
+    )
+
+
 def lift(reference: float | None, other: float | None) -> dict[str, float | None]:
     """Lift of reference over other: absolute difference, and relative to other (None at 0)."""
     if reference is None or other is None:
@@ -60,8 +124,12 @@ def head_to_head(
     cases: Sequence[Case],
     corpus_of: CorpusOf,
     rankers: Sequence[tuple[str, RankerFactory]],
+    grading: Grading | None = None,
 ) -> dict[str, Any]:
-    """The report's `rankers` section over the positive cases, grouped by content type."""
+    """The report's `rankers` section over the positive cases, grouped by content type.
+
+    Cases with `relevant` are judged by entry with `grading`, as the report judges them.
+    """
     names = [name for name, _ in rankers]
     positives = sorted((case for case in cases if not case.is_negative), key=lambda c: c.case_id)
     per_ranker: dict[str, list[dict[str, float]]] = {name: [] for name in names}
@@ -78,7 +146,7 @@ def head_to_head(
                 started = time.perf_counter()
                 ranking = ranker.rank(case.query, chunks)
                 latencies[name].append((time.perf_counter() - started) * 1000.0)
-                type_values[name].append(ranking_metrics(case, chunks, ranking))
+                type_values[name].append(case_metrics(case, chunks, ranking, content_type, grading))
             # A ranker holding an index outside the process (a server, files) releases it.
             capabilities.close(ranker)
             per_ranker[name].extend(type_values[name])
