@@ -90,6 +90,19 @@ def test_invalid_report_says_why(tmp_path: Path, text: str, message: str) -> Non
         load_report(path)
 
 
+def test_a_report_of_the_schema_before_graded_relevance_is_refused_with_the_rerun_hint(
+    tmp_path: Path,
+) -> None:
+    # schema_version 2: case records without relevant / relevant_found / min_grade.
+    old = report("base") | {"schema_version": 2}
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(old), encoding="utf-8")
+    with pytest.raises(ReportError) as refused:
+        load_report(path)
+    assert "schema_version 2 is older than this qualstat reads (3)" in str(refused.value)
+    assert "re-run the base with this version of pytest-qualbench" in str(refused.value)
+
+
 def test_unsupported_schema_version_is_refused(tmp_path: Path) -> None:
     future = report("base") | {"schema_version": 4}
     path = tmp_path / "future.json"
