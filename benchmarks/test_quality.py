@@ -60,11 +60,6 @@ def test_engine_at_least_each_peer(quality_run: QualityRun, collection: str, pee
     assert ratio >= 1.0, f"{collection}: engine/{peer} nDCG@10 = {ratio:.3f}"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 24's target is not reached: the held-out geometric mean is 1.0299 over"
-    " LOO_GRID, 1.025 over the fusion settings benchmarks/tune.py searched (docs/engine.md)",
-)
 def test_defaults_transfer_to_held_out_collections(quality_run: QualityRun) -> None:
     lift = geometric_mean(fold.held_out_ratio for fold in quality_run.folds)
     assert len(quality_run.folds) == len(COLLECTIONS)

@@ -113,7 +113,7 @@ def test_unknown_key_is_a_usage_error_listing_the_accepted_keys(project: pytest.
     result.stderr.fnmatch_lines(
         [
             "*engine option 'k9': pytest_qualbench.engine:Engine accepts b, fusion_depth, fuzzy,"
-            " k1, k3, rrf_k, title_weight, trigram_full_weight_words*"
+            " k1, k3, rrf_k, score_gap_weight, title_weight, trigram_full_weight_words*"
         ]
     )
 

@@ -1,4 +1,5 @@
-"""Reciprocal Rank Fusion of the layers' rankings (Cormack, Clarke and Buettcher, 2009)."""
+"""Reciprocal Rank Fusion of the layers' rankings (Cormack, Clarke and Buettcher, 2009),
+optionally with each layer's score gaps added (`score_gaps`)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,20 @@ def trigram_weight(words: int, full_weight_words: int) -> float:
     little more than the porter one; weighing it fully drowns the porter ranking.
     """
     return 1.0 if words <= full_weight_words else full_weight_words / words
+
+
+def score_gaps(scores: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Each score's distance above the list's lowest, in standard deviations of the list.
+
+    z-score normalisation (Montague and Aslam 2001) shifted so that the lowest listed
+    doc, like every doc the list does not hold, counts 0. A list whose scores are all
+    equal has no gaps: all 0.
+    """
+    spread = float(scores.std()) if len(scores) else 0.0
+    if spread <= 0.0:
+        return np.zeros(len(scores), dtype=np.float64)
+    gaps: npt.NDArray[np.float64] = (scores - scores.min()) / spread
+    return gaps
 
 
 def layer_label(layers: Sequence[str]) -> str:
@@ -54,6 +69,8 @@ def fuse(
     weights: Sequence[float] = (),
     limit: int | None = None,
     matched_in_full: Sequence[int] = (),
+    layer_scores: Sequence[npt.NDArray[np.float64]] = (),
+    gap_weight: float = 0.0,
 ) -> list[Fused]:
     """Sum each doc's RRF shares over the layers; ties keep doc-id (source, position) order.
 
@@ -69,12 +86,17 @@ def fuse(
     found what the query asks for (the fixture guide's "single-layer values are
     correct when the other layer genuinely cannot match"). Not given, every ranked
     doc counts as a full match.
+
+    With `gap_weight` > 0, each ranking's share at a doc also gets `gap_weight *
+    score_gaps(layer_scores[ranking])` at that doc: RRF alone keeps only the ranks,
+    so a doc far ahead of the next in a layer's scores counts no more than one
+    barely ahead. At 0 the shares are RRF's, bit for bit.
     """
     columns = [np.asarray(ranking, dtype=np.int64) for _, ranking in rankings]
     docs, slot_of_row = np.unique(
         np.concatenate([*columns, np.empty(0, dtype=np.int64)]), return_inverse=True
     )
-    scores = np.zeros(len(docs), dtype=np.float64)
+    fused_scores = np.zeros(len(docs), dtype=np.float64)
     ranked_by = np.zeros((len(columns), len(docs)), dtype=bool)
     matched_by = np.zeros((len(columns), len(docs)), dtype=bool)
     start = 0
@@ -82,12 +104,15 @@ def fuse(
         weight = weights[position] if weights else 1.0
         slots = slot_of_row[start : start + len(column)]
         ranks = np.arange(1, len(column) + 1, dtype=np.int64)
-        scores[slots] += weight * (1.0 / (k + ranks))
+        shares = 1.0 / (k + ranks)
+        if gap_weight:
+            shares = shares + gap_weight * score_gaps(layer_scores[position])
+        fused_scores[slots] += weight * shares
         ranked_by[position, slots] = True
         full = matched_in_full[position] if matched_in_full else len(column)
         matched_by[position, slots[:full]] = True
         start += len(column)
-    order = np.lexsort((docs, -scores))[:limit]
+    order = np.lexsort((docs, -fused_scores))[:limit]
     # A doc some layer matches in full is found by those layers; any other by all that ranked it.
     matched, ranked = matched_by[:, order], ranked_by[:, order]
     found_by = np.where(matched.any(axis=0), matched, ranked)
@@ -96,6 +121,6 @@ def fuse(
     return [
         Fused(doc, score, tuple(name for name, flag in zip(names, found, strict=True) if flag))
         for doc, score, found in zip(
-            docs[order].tolist(), scores[order].tolist(), flags, strict=True
+            docs[order].tolist(), fused_scores[order].tolist(), flags, strict=True
         )
     ]

@@ -17,7 +17,7 @@ from pytest_qualbench.engine.bm25 import (
     PostingIndex,
     query_term_weight,
 )
-from pytest_qualbench.engine.ranking import LayerRanking, top
+from pytest_qualbench.engine.ranking import LayerRanking, top_positions
 from pytest_qualbench.engine.types import Chunk
 
 
@@ -220,16 +220,21 @@ class PorterLayer:
         weights = [query_term_weight(counts[term], self.k3) for term in terms]
         every = self.index.docs_with_all(terms)
         every = every[visible[every]]
-        ranked = top(every, self.index.scores(terms, every, weights), depth)
+        every_scores = self.index.scores(terms, every, weights)
+        best = top_positions(every, every_scores, depth)
+        ranked, ranked_scores = every[best], every_scores[best]
         if len(ranked) >= fill_below:
-            return LayerRanking(ranked, len(ranked))
+            return LayerRanking(ranked, len(ranked), ranked_scores)
         # Too few hold every term to fill the result list (one distractor can): the
         # any-term ranking fills it, so the other relevant chunks still reach the list.
         wanted = visible.copy()
         wanted[every] = False
         rest = self.index.docs_with_any(terms)
         rest = rest[wanted[rest]]
-        filled: DocIds = np.concatenate(
-            (ranked, top(rest, self.index.scores(terms, rest, weights), depth - len(ranked)))
+        rest_scores = self.index.scores(terms, rest, weights)
+        fill = top_positions(rest, rest_scores, depth - len(ranked))
+        return LayerRanking(
+            np.concatenate((ranked, rest[fill])),
+            len(ranked),
+            np.concatenate((ranked_scores, rest_scores[fill])),
         )
-        return LayerRanking(filled, len(ranked))

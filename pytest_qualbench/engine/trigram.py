@@ -148,13 +148,15 @@ class TrigramLayer:
 
     def best_containing_any(
         self, words: Sequence[str], terms: Sequence[int], visible: Mask, depth: int
-    ) -> DocIds:
-        """The `depth` best visible docs holding at least one of the words, ranked by `terms`."""
+    ) -> tuple[DocIds, Floats]:
+        """The `depth` best visible docs holding at least one of the words, ranked by `terms`,
+        and their scores."""
         per_word = [self.index.docs_with_all(self.term_ids(word)) for word in words]
         candidates = union_sorted(per_word, len(self.chunks))
         candidates = candidates[visible[candidates]]
         scores = self.index.scores(terms, candidates)
-        return self.best_holding(candidates, scores, depth, words, every=False)
+        found = self.best_holding(candidates, scores, depth, words, every=False)
+        return found, scores[np.searchsorted(candidates, found)]
 
     def knows(self, word: str) -> bool:
         """True when the folded word occurs as a substring of some chunk."""
@@ -173,7 +175,7 @@ class TrigramLayer:
         does, those holding any."""
         words = self.query_words(query)
         if not words:
-            return LayerRanking(np.empty(0, dtype=np.int64), 0)
+            return LayerRanking(np.empty(0, dtype=np.int64), 0, np.empty(0))
         terms = list(dict.fromkeys(term for word in words for term in self.term_ids(word)))
         # All words: the rarest trigrams narrow the candidates, the text settles them.
         candidates = self.index.narrowed(terms, FEW_CANDIDATES)
@@ -181,5 +183,7 @@ class TrigramLayer:
         scores = self.index.scores(terms, candidates)
         found = self.best_holding(candidates, scores, depth, words, every=True)
         if not len(found):
-            return LayerRanking(self.best_containing_any(words, terms, visible, depth), 0)
-        return LayerRanking(found, len(found))
+            any_docs, any_scores = self.best_containing_any(words, terms, visible, depth)
+            return LayerRanking(any_docs, 0, any_scores)
+        # Candidates are ascending doc ids: each found doc's score is found by bisection.
+        return LayerRanking(found, len(found), scores[np.searchsorted(candidates, found)])

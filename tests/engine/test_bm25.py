@@ -119,6 +119,23 @@ def test_porter_layer_with_title_weight_two_equals_rank_bm25_with_title_twice(qu
     np.testing.assert_allclose(actual, expected, rtol=0, atol=1e-9)
 
 
+@pytest.mark.parametrize("query", ["pool connection", "connection timeouts pool"])
+def test_porter_search_gives_each_ranked_doc_its_rank_bm25_score(query: str) -> None:
+    chunks = [
+        Chunk(text=text, title=title, source="s", kind="durable", position=position)
+        for position, (text, title) in enumerate(zip(DOCS, TITLES, strict=True))
+    ]
+    layer = PorterLayer(chunks, k1=1.2, b=0.75, k3=8.0, title_weight=2.0)
+    corpus = [
+        index_terms(text) + 2 * index_terms(title) for text, title in zip(DOCS, TITLES, strict=True)
+    ]
+    # Every doc holding all terms first, then the any-term fill: fusion reads each one's score.
+    ranking = layer.search(query, np.ones(len(DOCS), dtype=bool), 10, fill_below=10)
+    expected = oracle(corpus).get_scores(list(dict.fromkeys(query_terms(query))))
+    np.testing.assert_allclose(ranking.scores, expected[ranking.docs], rtol=0, atol=1e-9)
+    assert 0 < ranking.matched_in_full < len(ranking.docs)
+
+
 def test_scores_only_for_candidates_match_full_scores() -> None:
     corpus = [index_terms(doc) for doc in DOCS]
     index, ids = posting_index(corpus)

@@ -282,7 +282,8 @@ def test_config_names_every_constant(markdown_engine: Engine) -> None:
     assert isinstance(fusion, dict)
     assert fusion["rrf_k"] == 10
     assert fusion["depth_per_layer"] == 100
-    assert fusion["trigram_full_weight_words"] == 3
+    assert fusion["trigram_full_weight_words"] == 4
+    assert fusion["score_gap_weight"] == 0.03
     fuzzy = config["fuzzy"]
     assert isinstance(fuzzy, dict)
     assert fuzzy["mode"] == "eager"

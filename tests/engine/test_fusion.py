@@ -1,11 +1,21 @@
-"""Reciprocal Rank Fusion values, written out as arithmetic."""
+"""Reciprocal Rank Fusion values, and the score gaps added to them, written out as arithmetic."""
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_qualbench.engine.fusion import fuse, layer_label, rrf_contribution, trigram_weight
+from pytest_qualbench.engine.fusion import (
+    fuse,
+    layer_label,
+    rrf_contribution,
+    score_gaps,
+    trigram_weight,
+)
 
 
 def test_rrf_contribution_is_one_over_sixty_plus_rank() -> None:
@@ -108,3 +118,45 @@ def test_full_matches_in_both_layers_are_rrf_and_scores_ignore_matching() -> Non
         (item.doc, item.score) for item in plain
     ]
     assert {item.doc: item.label for item in matched} == {7: "rrf(porter+trigram)", 8: "trigram"}
+
+
+def test_score_gaps_are_distances_above_the_lowest_in_standard_deviations() -> None:
+    # Scores 6, 4, 2: mean 4, population standard deviation sqrt(8/3).
+    gaps = score_gaps(np.array([6.0, 4.0, 2.0]))
+    spread = math.sqrt(8 / 3)
+    assert gaps.tolist() == pytest.approx([4 / spread, 2 / spread, 0.0], rel=1e-12)
+
+
+def test_a_list_without_spread_has_no_gaps() -> None:
+    assert score_gaps(np.array([3.0, 3.0])).tolist() == [0.0, 0.0]
+    assert score_gaps(np.array([5.0])).tolist() == [0.0]
+    assert score_gaps(np.empty(0)).tolist() == []
+
+
+def test_score_gaps_add_to_each_layers_rrf_shares() -> None:
+    # RRF alone ties 7 and 8 (first in one layer, second in the other); porter's scores
+    # put 7 far ahead of 8, trigram's put 8 barely ahead of 7: the gaps settle the tie.
+    rankings = [("porter", [7, 8, 9]), ("trigram", [8, 7])]
+    porter_scores, trigram_scores = np.array([9.0, 2.0, 1.0]), np.array([1.1, 1.0])
+    fused = fuse(
+        rankings, 10, (1.0, 0.5), layer_scores=[porter_scores, trigram_scores], gap_weight=0.1
+    )
+    porter_gaps, trigram_gaps = score_gaps(porter_scores), score_gaps(trigram_scores)
+    scores = {item.doc: item.score for item in fused}
+    assert scores[7] == pytest.approx(
+        1 / 11 + 0.1 * porter_gaps[0] + 0.5 * (1 / 12 + 0.1 * trigram_gaps[1])
+    )
+    assert scores[8] == pytest.approx(
+        1 / 12 + 0.1 * porter_gaps[1] + 0.5 * (1 / 11 + 0.1 * trigram_gaps[0])
+    )
+    assert [item.doc for item in fused] == [7, 8, 9]
+    plain = fuse(rankings, 10, (1.0, 1.0))
+    assert [item.doc for item in plain] == [7, 8, 9]
+    plain_scores = {item.doc: item.score for item in plain}
+    assert plain_scores[7] == plain_scores[8]
+
+
+def test_a_gap_weight_of_zero_is_rrf_to_the_bit() -> None:
+    rankings = [("porter", [7, 8, 9]), ("trigram", [9, 5, 7])]
+    scores = [np.array([3.0, 2.0, 1.0]), np.array([9.0, 1.0, 0.5])]
+    assert fuse(rankings, layer_scores=scores, gap_weight=0.0) == fuse(rankings)

@@ -87,8 +87,9 @@ def test_any_word_fallback_equals_checking_every_candidate(
     visible = np.ones(len(texts), dtype=bool)
     terms = term_ids_of(trigram, words)
     expected = ranked_by_checking_every_doc(trigram, texts, words, any)
-    found = trigram.best_containing_any(words, terms, visible, depth)
+    found, scores = trigram.best_containing_any(words, terms, visible, depth)
     assert found.tolist() == expected[:depth].tolist()
+    assert scores.tolist() == trigram.index.scores(terms, found).tolist()
 
 
 @given(
@@ -107,7 +108,11 @@ def test_search_equals_checking_every_doc_then_ranking(
     expected = ranked_by_checking_every_doc(trigram, texts, distinct, all)
     if not len(expected):
         expected = ranked_by_checking_every_doc(trigram, texts, distinct, any)
-    assert trigram.search(query, visible, depth).docs.tolist() == expected[:depth].tolist()
+    ranking = trigram.search(query, visible, depth)
+    assert ranking.docs.tolist() == expected[:depth].tolist()
+    # Each doc's score is its BM25 over the query's trigrams, as fusion weighs it.
+    terms = list(dict.fromkeys(term for word in distinct for term in trigram.term_ids(word)))
+    assert ranking.scores.tolist() == trigram.index.scores(terms, ranking.docs).tolist()
 
 
 @given(st.text("ab\u00e9\U0001f600", max_size=9))
