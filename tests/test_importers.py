@@ -449,3 +449,14 @@ def test_min_relevance_without_needles_is_a_usage_error(
     assert status == 2
     assert "--min-relevance applies to --needles" in capsys.readouterr().err
     assert not output.exists()
+
+
+def test_import_makes_the_output_folder_and_the_file_loads(tmp_path: Path) -> None:
+    # `qualbench add --to` makes a missing folder; import did not (a FileNotFoundError
+    # traceback from jsonlines).
+    output = tmp_path / "new" / "folder" / "coffee.jsonl"
+    collection = Path(__file__).parent / "data" / "ir_collection"
+    assert main(["import", "beir", str(collection), "-o", str(output)]) == 0
+    fixture_set = load_fixture_set([output], tmp_path)
+    assert fixture_set.errors() == ()
+    assert any(case.relevant for case in fixture_set.cases())

@@ -15,6 +15,7 @@ judged this way, and its judgments are dropped and counted, never silently kept.
 
 from __future__ import annotations
 
+import io
 import json
 import re
 from collections import Counter
@@ -26,6 +27,7 @@ from typing import Any
 import jsonlines
 
 from pytest_qualbench.authoring.collections import Collection, CollectionError, Document, Query
+from pytest_qualbench.authoring.fixture_lines import write_lines
 from pytest_qualbench.authoring.lint import needle_weakness, words
 from pytest_qualbench.fixtures.schema import BASE_LAYERS
 
@@ -336,9 +338,13 @@ def unique_needle(
 
 
 def write_fixtures(entries: Sequence[dict[str, Any]], path: Path) -> None:
-    """Write entries as JSONL, one object per line, UTF-8."""
-    with jsonlines.open(path, mode="w", dumps=_dumps) as writer:
+    """Write entries as JSONL, one object per line, UTF-8, in one rename (`write_lines`):
+    the folder is made when missing, and a crash leaves the old file or the new one."""
+    buffer = io.StringIO()
+    with jsonlines.Writer(buffer, dumps=_dumps) as writer:
         writer.write_all(entries)
+        text = buffer.getvalue()
+    write_lines(path, [text.encode("utf-8")])
 
 
 def summary_lines(outcome: ImportOutcome, path: Path) -> list[str]:
