@@ -60,7 +60,9 @@ def test_engine_by_option_overrides_ini(project: pytest.Pytester) -> None:
     project.makeini("[pytest]\nqualbench_engine = nowhere:Nothing\n")
     result = project.runpytest("--qualbench", "--qualbench-engine=layerless:Layerless")
     result.assert_outcomes(passed=2)
-    result.stdout.fnmatch_lines(["layer checks skipped: the engine labels no layers"])
+    result.stdout.fnmatch_lines(
+        ["layer: not checked — the engine labels no layers (2 positive cases)"]
+    )
     metadata = report(project)["metadata"]
     assert metadata["relevant_set"] == "returned"
     assert report(project)["overall"]["layer_accuracy"] is None
@@ -170,7 +172,9 @@ def test_layerless_engine_with_an_erroring_case_keeps_layer_accuracy_null(
         "--qualbench-floor=layer_accuracy:0.5",
     )
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["layer checks skipped: the engine labels no layers"])
+    result.stdout.fnmatch_lines(
+        ["layer: not checked — the engine labels no layers (1 positive case)"]
+    )
     assert report(project)["overall"]["layer_accuracy"] is None
     assert not [line for line in result.outlines if "qualbench FAILED" in line]
 

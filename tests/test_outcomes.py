@@ -62,7 +62,7 @@ def test_an_unselected_check_is_shown_as_not_checked() -> None:
 
 def test_an_engine_without_layers_is_not_held_to_one() -> None:
     record = judge(make_case(), ranked("alpha", layer=None), relevant_total=1)
-    assert check_outcomes(record)[2].text == "layer not checked: the engine labels no layers"
+    assert check_outcomes(record)[2].text == "not checked: the engine labels no layers"
 
 
 def test_negative_and_error_outcomes() -> None:

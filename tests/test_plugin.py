@@ -334,8 +334,13 @@ def test_report_schema(pytester: pytest.Pytester) -> None:
     assert report["metric_version"] == 1
     assert report["dataset_hash"].startswith("sha256:") and len(report["dataset_hash"]) == 71
     assert sorted(report["metadata"]) == [
-        "engine", "git", "platform", "plugin_version", "python", "relevant_set", "selection", "timestamp",
+        "checks", "engine", "git", "libraries", "limit", "platform", "plugin_version", "python",
+        "relevant_set", "selection", "timestamp",
     ]  # fmt: skip
+    assert report["metadata"]["limit"] == 10
+    assert report["metadata"]["checks"] == ["needles", "rank", "layer", "negative"]
+    # The plugin's own dependencies; the word engine is a module of the project.
+    assert {"numpy", "rank-bm25", "rapidfuzz"} <= set(report["metadata"]["libraries"])
     assert report["metadata"]["engine"] == {
         "name": "wordengine:WordEngine",
         "config": {"kind": "word"},

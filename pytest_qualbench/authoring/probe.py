@@ -19,7 +19,13 @@ from pytest_qualbench.evaluation.judge import (
     judge,
     snippet,
 )
-from pytest_qualbench.evaluation.outcomes import NEEDLE_CLOSE, NEEDLE_OPEN, check_outcomes, marked
+from pytest_qualbench.evaluation.outcomes import (
+    NEEDLE_CLOSE,
+    NEEDLE_OPEN,
+    VERDICT_WORDS,
+    check_outcomes,
+    marked,
+)
 from pytest_qualbench.evaluation.relevance import AttributionError, EntryAttribution
 from pytest_qualbench.evaluation.runner import BenchRun, EngineFactory
 from pytest_qualbench.fixtures import Case, FixtureSet
@@ -121,7 +127,7 @@ def report_lines(found: Probe) -> list[str]:
         lines += result_lines(found.results, found.case.needles, found.entry_of_source)
     lines.append("checks:")
     for outcome in check_outcomes(record):
-        verdict = {True: "pass", False: "FAIL", None: "-"}[outcome.passed]
+        verdict = VERDICT_WORDS[outcome.passed]
         lines.append(f"  {outcome.check:<9}{verdict:<5} {outcome.text}")
     return lines
 

@@ -24,7 +24,7 @@ from pytest_qualbench.evaluation.metrics import (
     positive_case_metrics,
 )
 from pytest_qualbench.evaluation.relevance import AttributionError, EntryAttribution, entry_ranking
-from pytest_qualbench.fixtures.schema import CHECKS, Case
+from pytest_qualbench.fixtures.schema import CHECKS, NO_LAYER_LABELS, Case
 
 # An entry graded at least this is relevant for hit, recall, MRR (--qualbench-min-grade).
 DEFAULT_MIN_GRADE = 1
@@ -114,6 +114,8 @@ class CaseRecord:
     relevant: Mapping[str, int] = field(default_factory=dict)
     relevant_found: tuple[str, ...] = ()
     min_grade: int = DEFAULT_MIN_GRADE
+    # Why the layer check was not applied to this positive case (None: it was).
+    layer_not_checked: str | None = None
 
     @property
     def passed(self) -> bool:
@@ -161,6 +163,7 @@ class CaseRecord:
             "passed": self.passed,
             "latency_ms": self.latency_ms,
             "duplicate_results": self.duplicate_results,
+            "layer_not_checked": self.layer_not_checked,
         }
         if self.relevant:
             record["relevant"] = dict(self.relevant)
@@ -205,6 +208,7 @@ class CaseRecord:
             relevant=dict(data.get("relevant", {})),
             relevant_found=tuple(data.get("relevant_found", {})),
             min_grade=data.get("min_grade", DEFAULT_MIN_GRADE),
+            layer_not_checked=data["layer_not_checked"],
         )
 
 
@@ -216,17 +220,18 @@ def judge(
     corrected_query: str | None = None,
     latency_ms: float = 0.0,
     checks: Collection[str] = CHECKS,
-    layer_checked: bool = True,
+    layer_not_checked: str | None = None,
     attribution: EntryAttribution | None = None,
     min_grade: int = DEFAULT_MIN_GRADE,
     gain: str = DEFAULT_GAIN,
 ) -> CaseRecord:
     """Score and check one case. `relevant_total` None means: count the relevant results returned.
 
-    `layer_checked` False (an expected layer the engine does not label, or `any`)
-    leaves the case out of the layer check and `layer_accuracy`. A chunk returned
-    twice counts once, at its first rank (`distinct_results`). A case with
-    `relevant` is judged by entry (`attribution` names each result's entry).
+    `layer_not_checked`, the reason the configured engine cannot be held to the
+    expected layer (one it does not report, or `any`), leaves the case out of the
+    layer check and `layer_accuracy`; so do results that carry no layer labels. A
+    chunk returned twice counts once, at its first rank (`distinct_results`). A case
+    with `relevant` is judged by entry (`attribution` names each result's entry).
     """
     returned = len(results)
     results = distinct_results(results)
@@ -238,7 +243,7 @@ def judge(
             corrected_query=corrected_query,
             latency_ms=latency_ms,
             checks=checks,
-            layer_checked=layer_checked,
+            layer_not_checked=layer_not_checked,
             min_grade=min_grade,
             gain=gain,
             duplicate_results=returned - len(results),
@@ -250,6 +255,8 @@ def judge(
     layer = None if first_index is None else results[first_index].layer
     layers_reported = all(result.layer is not None for result in results) if results else None
     found = needles_found(texts, case.needles)
+    layer_not_checked = _layer_not_checked(case, layer_not_checked, layers_reported)
+    layer_checked = layer_not_checked is None
 
     if case.is_negative:
         metrics = negative_case_metrics(len(results))
@@ -263,13 +270,11 @@ def judge(
             expected_layer=case.expected_layer,
             # Nothing returned: scored 0 here; `settle_layers` leaves it out when
             # no case of the run shows the engine labelling layers.
-            layers_reported=layers_reported is not False and layer_checked,
+            layers_reported=layer_checked,
         )
     failures = tuple(
         failure
-        for failure in _check(
-            case, len(results), rank, layer, found, layers_reported is not False and layer_checked
-        )
+        for failure in _check(case, len(results), rank, layer, found, layer_checked)
         if failure.type in checks
     )
     # Only a failure shows its top results (message and report); snippets of a
@@ -297,6 +302,7 @@ def judge(
         latency_ms=latency_ms,
         layers_reported=layers_reported,
         duplicate_results=returned - len(results),
+        layer_not_checked=layer_not_checked,
     )
 
 
@@ -342,7 +348,7 @@ def _judge_by_entry(
     corrected_query: str | None,
     latency_ms: float,
     checks: Collection[str],
-    layer_checked: bool,
+    layer_not_checked: str | None,
     min_grade: int,
     gain: str,
     duplicate_results: int,
@@ -363,7 +369,8 @@ def _judge_by_entry(
     rank = None if first is None else first + 1
     layer = None if first is None else results[ranking[first].first_result].layer
     layers_reported = all(result.layer is not None for result in results) if results else None
-    checked = layers_reported is not False and layer_checked
+    layer_not_checked = _layer_not_checked(case, layer_not_checked, layers_reported)
+    checked = layer_not_checked is None
     metrics = graded_case_metrics(
         [ranked.grade for ranked in ranking],
         list(case.relevant.values()),
@@ -413,7 +420,23 @@ def _judge_by_entry(
         relevant=dict(case.relevant),
         relevant_found=found,
         min_grade=min_grade,
+        layer_not_checked=layer_not_checked,
     )
+
+
+def _layer_not_checked(
+    case: Case, engine_reason: str | None, layers_reported: bool | None
+) -> str | None:
+    """Why the case's layer is not checked: the engine's reason, or results with no labels.
+
+    Nothing returned (`layers_reported` None) cannot tell: the case keeps its layer
+    failure. A negative case has no layer to check.
+    """
+    if case.is_negative:
+        return None
+    if engine_reason is None and layers_reported is False:
+        return NO_LAYER_LABELS
+    return engine_reason
 
 
 def error_record(case: Case, error: BaseException | str, *, latency_ms: float = 0.0) -> CaseRecord:
@@ -436,7 +459,7 @@ def _check(
     rank: int | None,
     layer: str | None,
     found: tuple[str, ...],
-    layers_reported: bool,
+    layer_checked: bool,
 ) -> list[Failure]:
     if case.is_negative:
         if result_count:
@@ -448,8 +471,8 @@ def _check(
     ceiling = case.expected_rank_ceiling
     if ceiling and (rank is None or rank > ceiling):
         failures.append(Failure(case.case_id, "rank", ceiling, rank))
-    # An engine that labels no layers cannot be held to one; the summary says so.
-    if layers_reported and layer != case.expected_layer:
+    # An engine that labels no layers, or not this one, cannot be held to it; the summary says so.
+    if layer_checked and layer != case.expected_layer:
         failures.append(Failure(case.case_id, "layer", case.expected_layer, layer))
     return failures
 

@@ -6,11 +6,15 @@ summary and in `qualbench show`, and a missing value is said in words, never `No
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections import Counter
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
 from pytest_qualbench.evaluation.judge import CaseRecord
-from pytest_qualbench.fixtures.schema import CHECKS
+from pytest_qualbench.fixtures.schema import ANY_LAYER_ACCEPTED, CHECKS
+
+# A check's verdict as a terminal shows it: passed, failed, not applied.
+VERDICT_WORDS = {True: "pass", False: "FAIL", None: "skip"}
 
 # How a needle is marked in a one-line snippet, wherever a terminal shows results.
 NEEDLE_OPEN = ">>>"
@@ -53,9 +57,39 @@ def check_outcomes(record: CaseRecord, checks: Collection[str] = CHECKS) -> list
 
 
 def failure_reason(record: CaseRecord) -> str:
-    """The failed checks in one line, for pytest's short test summary."""
+    """The failed checks in one line, for pytest's short test summary.
+
+    A check the engine does not take is named too, so a reader of the one line
+    does not take its absence for a pass.
+    """
     failed = {failure.type for failure in record.failures}
-    return "; ".join(outcome.text for outcome in check_outcomes(record) if outcome.check in failed)
+    reason = "; ".join(
+        outcome.text for outcome in check_outcomes(record) if outcome.check in failed
+    )
+    if engine_skipped_layer(record):
+        reason += "; layer not checked"
+    return reason
+
+
+def engine_skipped_layer(record: CaseRecord) -> bool:
+    """Whether the engine, not the case (`any`), left the layer check out."""
+    return is_engine_reason(record.layer_not_checked)
+
+
+def is_engine_reason(layer_not_checked: str | None) -> bool:
+    return layer_not_checked not in (None, ANY_LAYER_ACCEPTED)
+
+
+def not_checked_lines(layer_not_checked: Iterable[str | None]) -> list[str]:
+    """One summary line per reason the engine left the layer check out, and for how many cases.
+
+    Takes each case's `layer_not_checked` (a record's, or a report case's).
+    """
+    reasons = Counter(reason for reason in layer_not_checked if is_engine_reason(reason))
+    return [
+        f"layer: not checked — {reason} ({count} positive case{'s' if count != 1 else ''})"
+        for reason, count in sorted(reasons.items())
+    ]
 
 
 def _negative(record: CaseRecord) -> CheckOutcome:
@@ -105,8 +139,9 @@ def _rank(record: CaseRecord) -> CheckOutcome:
 
 def _layer(record: CaseRecord) -> CheckOutcome:
     expected = record.expected_layer
-    if record.layers_reported is False:
-        return CheckOutcome("layer", None, "layer not checked: the engine labels no layers")
+    if record.layer_not_checked is not None:
+        returned = f"; first relevant result from {record.layer}" if record.layer else ""
+        return CheckOutcome("layer", None, f"not checked: {record.layer_not_checked}{returned}")
     if record.layer is None:
         return CheckOutcome(
             "layer", False, f"no relevant result, so no layer (expected {expected})"

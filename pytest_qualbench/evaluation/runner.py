@@ -243,7 +243,7 @@ class BenchRun:
             corrected_query=results.corrected_query,
             latency_ms=round(latency_ms, 3),
             checks=self.checks,
-            layer_checked=self.vocabulary.checks_layer(case.expected_layer),
+            layer_not_checked=self.vocabulary.layer_not_checked(case.expected_layer),
             attribution=self.attribution(case.content_type) if case.relevant else None,
             min_grade=self.min_grade,
             gain=self.gain,

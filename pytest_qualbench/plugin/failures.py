@@ -18,7 +18,12 @@ from _pytest._io import TerminalWriter
 from pytest_qualbench.engine.returned import EngineReturnError
 from pytest_qualbench.evaluation.judge import CaseRecord
 from pytest_qualbench.evaluation.known_failures import declared_checks, undeclared_failures
-from pytest_qualbench.evaluation.outcomes import check_outcomes, failure_reason, marked
+from pytest_qualbench.evaluation.outcomes import (
+    VERDICT_WORDS,
+    check_outcomes,
+    failure_reason,
+    marked,
+)
 from pytest_qualbench.evaluation.runner import EngineStartupError, SharedEngine
 from pytest_qualbench.fixtures.schema import Case
 from pytest_qualbench.plugin.engine_errors import engine_error_repr
@@ -62,7 +67,7 @@ def case_failure(record: CaseRecord, case: Case) -> CaseFailureRepr:
         lines.append(Line(f"corrected: {record.corrected_query!r}"))
     lines.append(Line("checks:"))
     for outcome in check_outcomes(record):
-        verdict = {True: "pass", False: "FAIL", None: "-"}[outcome.passed]
+        verdict = VERDICT_WORDS[outcome.passed]
         lines.append(
             Line(f"  {outcome.check:<9}{verdict:<5} {outcome.text}", VERDICT_MARKUP[outcome.passed])
         )

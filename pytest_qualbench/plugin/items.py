@@ -13,6 +13,7 @@ import pytest
 
 from pytest_qualbench.evaluation.judge import CaseRecord, error_record
 from pytest_qualbench.evaluation.known_failures import is_strict, undeclared_failures
+from pytest_qualbench.evaluation.outcomes import engine_skipped_layer
 from pytest_qualbench.evaluation.runner import BenchRun
 from pytest_qualbench.fixtures.schema import Case, FixtureError
 from pytest_qualbench.plugin.failures import case_failure, engine_failure
@@ -164,4 +165,6 @@ def junit_properties(record: CaseRecord) -> list[tuple[str, object]]:
                 ",".join(f"{e}={record.relevant[e]}" for e in record.relevant_found),
             ),
         ]
+    if engine_skipped_layer(record):
+        properties.append(("qualbench.skipped", f"layer: not checked — {record.layer_not_checked}"))
     return properties

@@ -20,16 +20,18 @@ import pytest
 
 from pytest_qualbench import __version__
 from pytest_qualbench.evaluation.judge import CaseRecord, error_record
+from pytest_qualbench.evaluation.outcomes import not_checked_lines
 from pytest_qualbench.evaluation.runner import (
     EngineStartupError,
     close_problems_line,
     engine_info,
 )
-from pytest_qualbench.fixtures.schema import Case, FixtureSet
+from pytest_qualbench.fixtures.schema import CHECKS, Case, FixtureSet
 from pytest_qualbench.plugin.engine_config import startup_message
 from pytest_qualbench.plugin.items import bench_run_key
 from pytest_qualbench.report.build import build_report, subset_reason
 from pytest_qualbench.report.floors import Floor, FloorVerdict, check_floors
+from pytest_qualbench.report.libraries import library_versions
 from pytest_qualbench.report.terminal import summary
 from pytest_qualbench.report.writing import partial_path, subset_path, write_report
 from pytest_qualbench.sections.extra import SectionOptions, extra_sections, retrieved_tokens
@@ -318,6 +320,7 @@ class QualbenchReporter:
 
     def _metadata(self) -> dict[str, Any]:
         engine = self.engine or {"name": None, "config": {}, "lists_chunks": True}
+        bench_run = self.config.stash[bench_run_key]
         return {
             "timestamp": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
             "git": _git_info(self.config.rootpath),
@@ -330,6 +333,9 @@ class QualbenchReporter:
                 "options": engine.get("options", {}),
                 "warnings": engine.get("warnings", []),
             },
+            "libraries": library_versions(engine["name"]),
+            "limit": bench_run.limit,
+            "checks": [check for check in CHECKS if check in bench_run.checks],
             "relevant_set": "chunks" if engine["lists_chunks"] else "returned",
             "selection": {
                 "cases_in_fixture_set": len(self.cases),
@@ -369,8 +375,8 @@ class QualbenchReporter:
             )
         for warning in self.report["metadata"]["engine"]["warnings"]:
             terminalreporter.write_line(f"engine warning: {warning}", yellow=True)
-        if any(record.layers_reported is False for record in self.records.values()):
-            terminalreporter.write_line("layer checks skipped: the engine labels no layers")
+        for line in not_checked_lines(record.layer_not_checked for record in self.records.values()):
+            terminalreporter.write_line(line)
         if self.close_problems:
             terminalreporter.write_line(close_problems_line(self.close_problems), yellow=True)
         if self.html_line is not None:

@@ -120,6 +120,9 @@ def test_an_engines_declared_layers_are_checked(
     )
     result = pytester.runpytest("--qualbench", "--qualbench-engine=bm25s")
     result.assert_outcomes(passed=2)
+    result.stdout.fnmatch_lines(
+        ["layer: not checked — engine bm25s does not report the built-in layers (1 positive case)"]
+    )
     overall = read_report(pytester)["overall"]
     assert overall["layer_accuracy"] == 1.0
 

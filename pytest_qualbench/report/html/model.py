@@ -98,6 +98,8 @@ class FailedCase:
     checks: tuple[Check, ...]
     top_results: tuple[TopResult, ...]
     newly_failing: bool
+    # Why the engine did not take the layer check (None: it did, or the case asks for any).
+    layer_not_checked: str | None = None
 
 
 @dataclass(frozen=True)
@@ -142,6 +144,8 @@ class Page:
     positive_cases: int
     negative_cases: int
     failures: tuple[FailedCase, ...]
+    # One line per reason the engine left a check out (`layer: not checked — ...`).
+    not_checked: tuple[str, ...]
     newly_passing: tuple[str, ...]
     regressions: tuple[str, ...]
     cases_left_out: tuple[str, ...]

@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pytest_qualbench.evaluation.metrics import metric_sort_key
+from pytest_qualbench.evaluation.outcomes import is_engine_reason, not_checked_lines
 from pytest_qualbench.report.html.charts import (
     content_type_charts,
     negatives_chart,
@@ -137,6 +138,9 @@ def build_page(
         positive_cases=int(head["overall"]["cases"]),
         negative_cases=int(head["negatives"]["cases"]),
         failures=_failed_cases(base, head),
+        not_checked=tuple(
+            not_checked_lines(case.get("layer_not_checked") for case in head["cases"])
+        ),
         newly_passing=_newly_passing(base, head),
         regressions=tuple(
             f"{regression['subject']}: {regression['detail']}"
@@ -290,6 +294,9 @@ def _failed_cases(
                 newly_failing=base is not None
                 and case_id in base_ids
                 and case_id not in base_failed,
+                layer_not_checked=case.get("layer_not_checked")
+                if is_engine_reason(case.get("layer_not_checked"))
+                else None,
             )
         )
     return tuple(failed)
