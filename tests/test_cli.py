@@ -43,8 +43,8 @@ def test_improvement_exits_zero(capsys: pytest.CaptureFixture[str]) -> None:
 def test_regression_exits_one(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([BASE, golden("head_regression")]) == 1
     out = capsys.readouterr().out
-    assert "17 regression(s)" in out
-    assert "md_001_q1: newly failing (rank)" in out
+    assert "9 metrics beyond their rule, 4 cases newly failing" in out
+    assert "  md_001_q1 [markdown] newly failing (rank): rank 2 -> 5; hit@3 1 -> 0" in out
 
 
 def test_markdown_format(capsys: pytest.CaptureFixture[str]) -> None:
@@ -119,7 +119,7 @@ def test_fail_on_tightens_a_tolerant_rule(
     # markdown.mrr drops (1/3 - 1/4) / 6 = 0.0139: inside the default 0.02, beyond 0.01.
     assert main([BASE, str(tmp_path / "head.json")]) == 0
     assert main([BASE, str(tmp_path / "head.json"), "--fail-on", "mrr:0.01"]) == 1
-    assert "markdown.mrr: 0.4167 -> 0.4028" in capsys.readouterr().out
+    assert "mrr (allowed 0.01): markdown 0.4167 -> 0.4028" in capsys.readouterr().out
 
 
 def test_fail_on_loosens_a_strict_rule(tmp_path: Path) -> None:

@@ -357,10 +357,13 @@ def test_markdown_is_a_pull_request_comment() -> None:
     comparison = compared("head_regression")
     markdown = render_comparison(comparison, "markdown")
     lines = markdown.splitlines()
-    assert lines[0] == "## qualstat: main@a1a1a1a1a1 -> feature@b2b2b2b2b2: 17 regression(s)"
+    assert lines[0] == (
+        "## qualstat: main@a1a1a1a1a1 -> feature@b2b2b2b2b2: 9 metrics beyond their rule, "
+        "4 cases newly failing"
+    )
     assert "| metric | base | head | delta | 95% CI | p | verdict |" in lines
     assert "|---|---|---|---|---|---|---|" in lines
-    assert "- markdown.mrr: 0.4167 -> 0.3667 (-0.0500; allowed 0.02; p=1.0000)" in lines
+    assert "- mrr (allowed 0.02): markdown 0.4167 -> 0.3667 (-0.0500, p=1.0000)" in lines
     # Content types fold away; the ones that regressed start open.
     assert "<details><summary>content type: plaintext (6 changed, 0 regressed)</summary>" in lines
     assert "<details open><summary>content type: json (2 changed, 2 regressed)</summary>" in lines

@@ -110,7 +110,7 @@ def test_quiet_shows_the_comparison_and_the_lint_as_one_verdict_line_each(
     assert "- qualbench compare -" not in quiet.stdout.str()
     assert "- qualbench lint -" not in quiet.stdout.str()
     quiet.stdout.fnmatch_lines(
-        ["lint: *", "compare with *base.json: * regression(s), the run fails"]
+        ["lint: *", "compare with *base.json: * beyond * rule*, the run fails"]
     )
     section = quiet.stdout.str().split("= qualbench =")[1]
     assert len(section.splitlines()) <= 10, section

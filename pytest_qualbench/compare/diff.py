@@ -10,9 +10,11 @@ from pytest_qualbench.compare.formatting import report_label
 from pytest_qualbench.compare.records import (
     OVERALL,
     CaseFlip,
+    CaseMove,
     Comparison,
     IncomparableReports,
     MetricChange,
+    MetricMove,
     RankMove,
     Regression,
     Rule,
@@ -20,6 +22,7 @@ from pytest_qualbench.compare.records import (
     content_type_sort_key,
 )
 from pytest_qualbench.compare.rules import DEFAULT_RULES, metric_regressions
+from pytest_qualbench.compare.setup import setup_changes, unrecorded
 from pytest_qualbench.compare.statistics import (
     bootstrap_interval,
     generator,
@@ -127,7 +130,43 @@ def compare_reports(
         rules=tuple(rules),
         seed=seed,
         sections=section_changes(base, head),
+        setup=setup_changes(base, head),
+        unrecorded=unrecorded(base, head),
+        worse_cases=worse_cases(base, head, pairs),
     )
+
+
+def worse_cases(
+    base: Mapping[str, Any],
+    head: Mapping[str, Any],
+    pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]],
+) -> tuple[CaseMove, ...]:
+    """Every shared case that newly fails or lost on a metric of its own, newly failing first."""
+    moved = []
+    for b, h in pairs:
+        names = sorted(b["metrics"].keys() & h["metrics"].keys(), key=metric_sort_key)
+        moves = tuple(
+            MetricMove(name, float(b["metrics"][name]), float(h["metrics"][name]))
+            for name in names
+            if isinstance(b["metrics"][name], (int, float))
+            and isinstance(h["metrics"][name], (int, float))
+            and b["metrics"][name] != h["metrics"][name]
+        )
+        newly_failing = b["passed"] and not h["passed"]
+        if newly_failing or any(move.head < move.base for move in moves):
+            moved.append(
+                CaseMove(
+                    case_id=h["case_id"],
+                    content_type=h["content_type"],
+                    newly_failing=newly_failing,
+                    failures=failure_types(head, h["case_id"]),
+                    base_rank=b["rank"],
+                    head_rank=h["rank"],
+                    moves=moves,
+                )
+            )
+    moved.sort(key=lambda move: (not move.newly_failing, move.case_id))
+    return tuple(moved)
 
 
 def section_numbers(report: Mapping[str, Any]) -> dict[str, float]:

@@ -108,6 +108,39 @@ class SectionChange:
 
 
 @dataclass(frozen=True)
+class SetupChange:
+    """One thing the two runs were made with that differs (engine, option, library...)."""
+
+    name: str
+    base: str
+    head: str
+
+
+@dataclass(frozen=True)
+class MetricMove:
+    """One per-case metric value that changed between the runs."""
+
+    metric: str
+    base: float
+    head: float
+
+
+@dataclass(frozen=True)
+class CaseMove:
+    """A shared case that got worse: newly failing, or a metric value of its own dropped."""
+
+    case_id: str
+    content_type: str
+    newly_failing: bool
+    # The head run's failed checks.
+    failures: tuple[str, ...]
+    base_rank: int | None
+    head_rank: int | None
+    # Every metric of the case that changed, in display order.
+    moves: tuple[MetricMove, ...]
+
+
+@dataclass(frozen=True)
 class Comparison:
     """Everything qualstat knows about base against head, ready to render."""
 
@@ -130,6 +163,12 @@ class Comparison:
     rules: tuple[Rule, ...]
     seed: int
     sections: tuple[SectionChange, ...] = ()
+    # What the runs were made with that differs: shown before any metric.
+    setup: tuple[SetupChange, ...] = ()
+    # What a report did not record (made by an older plugin), so cannot be compared.
+    unrecorded: tuple[str, ...] = ()
+    # Shared cases that got worse, newly failing first.
+    worse_cases: tuple[CaseMove, ...] = ()
 
     @property
     def exit_code(self) -> int:

@@ -14,6 +14,11 @@ from pytest_qualbench.compare.formatting import (
     literal,
     table,
 )
+from pytest_qualbench.compare.headline import (
+    regression_summary,
+    regressions_section,
+    setup_section,
+)
 from pytest_qualbench.compare.records import (
     OVERALL,
     CaseFlip,
@@ -63,11 +68,7 @@ def render_comparison(comparison: Comparison, fmt: str) -> str:
     if fmt == "json":
         return json.dumps(comparison_to_json(comparison), sort_keys=True, indent=2)
     check_format(fmt)
-    verdict = (
-        f"{len(comparison.regressions)} regression(s)"
-        if comparison.regressions
-        else "no regression"
-    )
+    verdict = regression_summary(comparison)
     base_label, head_label = (
         literal(comparison.base_label, fmt),
         literal(comparison.head_label, fmt),
@@ -77,6 +78,8 @@ def render_comparison(comparison: Comparison, fmt: str) -> str:
     hashes = base_hash if base_hash == head_hash else f"{base_hash} -> {head_hash}"
     parts = [
         heading(title, fmt, level=2),
+        # What the runs were made with comes before any number measured with it.
+        setup_section(comparison, fmt),
         f"dataset {hashes}, metric_version {comparison.metric_version}, "
         f"{comparison.shared_cases} cases compared"
         + (" (--intersect: shared cases only)" if comparison.intersect else ""),
@@ -94,7 +97,6 @@ def render_comparison(comparison: Comparison, fmt: str) -> str:
         )
     # The verdict and its reasons come first: a reviewer reads them, the tables back them up.
     parts.append(regressions_section(comparison, fmt))
-    parts.append(flip_list("Newly failing", comparison.newly_failing, fmt))
     parts.append(flip_list("Newly passing", comparison.newly_passing, fmt))
     regressed = {regression.subject for regression in comparison.regressions}
     for scope in dict.fromkeys(change.scope for change in comparison.changes):
@@ -173,20 +175,6 @@ def rank_moves_section(moves: Sequence[RankMove], fmt: str) -> str:
     return f"{title}\n\n" + table(["case", "base rank", "head rank", "delta 1/rank"], rows, fmt)
 
 
-def regressions_section(comparison: Comparison, fmt: str) -> str:
-    """The rule violations, or a line saying there are none."""
-    title = heading(f"Regressions ({len(comparison.regressions)})", fmt)
-    rules = "rules: " + ", ".join(str(rule) for rule in comparison.rules)
-    if not comparison.regressions:
-        return f"{title}\n\nnone ({rules})"
-    bullet = "- " if fmt == "markdown" else "  "
-    lines = [
-        f"{bullet}{literal(r.subject, fmt)}: {literal(r.detail, fmt)}"
-        for r in comparison.regressions
-    ]
-    return f"{title}\n\n" + "\n".join(lines) + f"\n\n{rules}"
-
-
 def comparison_to_json(comparison: Comparison) -> dict[str, Any]:
     """The comparison as plain JSON data, for machines."""
     return {
@@ -225,6 +213,20 @@ def comparison_to_json(comparison: Comparison) -> dict[str, Any]:
             for m in comparison.rank_moves
         ],
         "regressions": [{"subject": r.subject, "detail": r.detail} for r in comparison.regressions],
+        "setup": [{"name": c.name, "base": c.base, "head": c.head} for c in comparison.setup],
+        "unrecorded": list(comparison.unrecorded),
+        "worse_cases": [
+            {
+                "case_id": c.case_id,
+                "content_type": c.content_type,
+                "newly_failing": c.newly_failing,
+                "failures": list(c.failures),
+                "base_rank": c.base_rank,
+                "head_rank": c.head_rank,
+                "metrics": [{"metric": m.metric, "base": m.base, "head": m.head} for m in c.moves],
+            }
+            for c in comparison.worse_cases
+        ],
         "sections": [
             {"name": c.name, "base": c.base, "head": c.head, "delta": c.delta}
             for c in comparison.sections

@@ -276,6 +276,7 @@ class QualbenchReporter:
     def _compare(self, baseline: Path, report: dict[str, Any]) -> bool:
         """Compare with the baseline report; True when that fails the run."""
         from pytest_qualbench.compare.diff import compare_reports
+        from pytest_qualbench.compare.headline import regression_summary
         from pytest_qualbench.compare.records import IncomparableReports
         from pytest_qualbench.compare.render import comparison_to_json, render_comparison
 
@@ -298,9 +299,9 @@ class QualbenchReporter:
         self.compare_lines = render_comparison(comparison, "text").splitlines()
         self.baseline = (base, comparison_to_json(comparison))
         if comparison.regressions:
-            self.gate_regressions = f"{len(comparison.regressions)} regression(s)"
+            self.gate_regressions = regression_summary(comparison)
         self.compare_verdict = (
-            f"compare with {baseline}: {self.gate_regressions or 'no regressions'}"
+            f"compare with {baseline}: {regression_summary(comparison)}"
             f"{'' if comparison.exit_code == 0 else ', the run fails'}"
         )
         return comparison.exit_code != 0

@@ -1,0 +1,103 @@
+"""What the two runs were made with, where it differs: engine, options, libraries, Python.
+
+A comparison leads with this, so `mrr -0.04` is read as "tantivy against the
+built-in engine" or "k1 1.2 -> 0.5", not as a change of the code under review.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from pytest_qualbench.compare.records import SetupChange
+
+# Metadata keys a report of this plugin records and an older one may lack.
+RECORDED_SINCE = ("libraries", "limit", "checks")
+ABSENT = "-"
+
+
+def setup_changes(base: Mapping[str, Any], head: Mapping[str, Any]) -> tuple[SetupChange, ...]:
+    """Every recorded setting whose value differs, in the order a reader weighs them."""
+    base_meta, head_meta = _metadata(base), _metadata(head)
+    base_engine, head_engine = _mapping(base_meta.get("engine")), _mapping(head_meta.get("engine"))
+    pairs: list[tuple[str, Any, Any]] = [
+        ("engine", base_engine.get("name"), head_engine.get("name"))
+    ]
+    for part, label in (("options", "engine option"), ("config", "engine config")):
+        base_flat = _flattened(_mapping(base_engine.get(part)))
+        head_flat = _flattened(_mapping(head_engine.get(part)))
+        for key in sorted(base_flat.keys() | head_flat.keys()):
+            pairs.append((f"{label} {key}", base_flat.get(key, ABSENT), head_flat.get(key, ABSENT)))
+    base_libraries = _mapping(base_meta.get("libraries"))
+    head_libraries = _mapping(head_meta.get("libraries"))
+    if "libraries" in base_meta and "libraries" in head_meta:
+        for name in sorted(base_libraries.keys() | head_libraries.keys()):
+            pairs.append(
+                (
+                    f"library {name}",
+                    base_libraries.get(name, ABSENT),
+                    head_libraries.get(name, ABSENT),
+                )
+            )
+    pairs += [
+        ("plugin version", base_meta.get("plugin_version"), head_meta.get("plugin_version")),
+        ("dataset", base.get("dataset_hash"), head.get("dataset_hash")),
+        ("python", base_meta.get("python"), head_meta.get("python")),
+        ("relevant set", base_meta.get("relevant_set"), head_meta.get("relevant_set")),
+    ]
+    for key in ("limit", "checks"):
+        if key in base_meta and key in head_meta:
+            pairs.append((key, base_meta[key], head_meta[key]))
+    return tuple(
+        SetupChange(name, _shown(base_value), _shown(head_value))
+        for name, base_value, head_value in pairs
+        if base_value != head_value
+    )
+
+
+def unrecorded(base: Mapping[str, Any], head: Mapping[str, Any]) -> tuple[str, ...]:
+    """One line per report that predates a recorded setting, with the re-run hint."""
+    missing = {
+        role: tuple(key for key in RECORDED_SINCE if key not in _metadata(report))
+        for role, report in (("base", base), ("head", head))
+    }
+    if missing["base"] and missing["base"] == missing["head"]:
+        return (
+            f"neither report records {', '.join(missing['base'])} (an older plugin made "
+            "them): re-run them with this version to compare those too",
+        )
+    return tuple(
+        f"the {role} report does not record {', '.join(keys)} (an older plugin made it): "
+        "re-run it with this version to compare them"
+        for role, keys in missing.items()
+        if keys
+    )
+
+
+def _metadata(report: Mapping[str, Any]) -> Mapping[str, Any]:
+    return _mapping(report.get("metadata"))
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _flattened(values: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Nested config as dotted keys: `porter.bm25_k1`."""
+    flat: dict[str, Any] = {}
+    for key, value in values.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value:
+            flat.update(_flattened(value, name + "."))
+        else:
+            flat[name] = value
+    return flat
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "none"
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
