@@ -91,7 +91,42 @@ def test_a_case_that_fails_as_drafted_is_not_written(
     assert status == 1
     assert capsys.readouterr().err == (
         "not written: md_002_q1 fails as drafted (rank 2 > ceiling 1); "
-        "if the engine's answer is acceptable, pass --ceiling 2\n"
+        "if the engine's answer is acceptable, pass --ceiling 2; "
+        "if not, keep it as a known failure with --expect-fail REASON\n"
+    )
+    assert (project / "bench/docs.jsonl").read_bytes() == before
+
+
+def test_expect_fail_writes_the_failing_case_as_a_known_failure(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    main(["add", "docs", "--to", "bench/docs.jsonl"])
+    status = main(["case", "bench/docs.jsonl", "md_002", "widget", "--needle", "`pool_size` to 12",
+                   "--ceiling", "1", "--engine", "echo:Echo",
+                   "--expect-fail", "the echo engine\nranks it 2nd"])  # fmt: skip
+    assert status == 0
+    out = capsys.readouterr().out
+    assert (
+        "added md_002_q1 to bench/docs.jsonl (layer porter, ceiling 1; "
+        "known failure: rank (the echo engine ranks it 2nd))"
+    ) in out
+    written = entries(project / "bench/docs.jsonl")[1]["cases"][0]
+    assert written["xfail"] == {"reason": "the echo engine ranks it 2nd", "checks": ["rank"]}
+    # The plugin reads it back as the strict known failure it is.
+    assert main(["show", "md_002_q1", "--engine", "echo:Echo"]) == 1
+
+
+def test_expect_fail_refuses_a_case_the_engine_passes(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    main(["add", "docs", "--to", "bench/docs.jsonl"])
+    before = (project / "bench/docs.jsonl").read_bytes()
+    status = main(["case", "bench/docs.jsonl", "md_002", "pool size", "--needle",
+                   "`pool_size` to 12", "--expect-fail", "flaky"])  # fmt: skip
+    assert status == 2
+    assert capsys.readouterr().err == (
+        "qualbench case: the engine passes this case, so it is no known failure: "
+        "drop --expect-fail\n"
     )
     assert (project / "bench/docs.jsonl").read_bytes() == before
 

@@ -26,7 +26,15 @@ from pytest_qualbench.authoring.lint import needle_weakness
 from pytest_qualbench.authoring.probe import Probe, judged_as, probe
 from pytest_qualbench.evaluation.judge import DEFAULT_GAIN, DEFAULT_MIN_GRADE
 from pytest_qualbench.evaluation.runner import EngineFactory
-from pytest_qualbench.fixtures.schema import ANY_LAYER, NEGATIVE_LAYER, Case, Entry, FixtureSet
+from pytest_qualbench.fixtures.schema import (
+    ANY_LAYER,
+    CHECKS,
+    NEGATIVE_LAYER,
+    Case,
+    Entry,
+    ExpectedFailure,
+    FixtureSet,
+)
 
 # docs/writing-fixtures.md: 3 for a precise query; JSON key-path chunks rank close
 # together, so 5 there.
@@ -64,6 +72,7 @@ def plan_case(
     layer: str | None = None,
     negative: bool = False,
     relevant: Mapping[str, int] | None = None,
+    expect_fail: str | None = None,
     limit: int = 10,
     min_grade: int = DEFAULT_MIN_GRADE,
     gain: str = DEFAULT_GAIN,
@@ -72,13 +81,17 @@ def plan_case(
 
     `fixture_set` holds the target file and every other file of the benchmark: the
     corpus the case will be judged over. `relevant` ({entry_id: grade}) judges the
-    case by entry, with or without needles (docs/writing-fixtures.md).
+    case by entry, with or without needles (docs/writing-fixtures.md). `expect_fail`,
+    a reason, writes a case the engine fails as a known failure declaring the checks
+    it fails now.
     """
     graded = dict(relevant or {})
     lines = read_lines(target)
     index = _entry_line(lines, entry_id, target)
     entry = _loaded_entry(fixture_set, entry_id, target, index)
     _check_arguments(query, needles, negative, ceiling, layer, graded)
+    if expect_fail is not None and not expect_fail.strip():
+        raise AuthoringError("--expect-fail needs a reason: what fails and why")
     corpus = fixture_set.entries(entry.content_type)
     if negative:
         _refuse_shared_trigrams(query, corpus)
@@ -107,7 +120,7 @@ def plan_case(
         relevant=MappingProxyType(graded),
     )
     found = probe(draft, fixture_set, engine_factory, limit, min_grade=min_grade, gain=gain)
-    if negative and found.results:
+    if negative and found.results and expect_fail is None:
         raise AuthoringError(
             f"the negative query {query!r} returns {len(found.results)} result(s) from the "
             f"engine; a negative case passes only when nothing comes back"
@@ -115,6 +128,8 @@ def plan_case(
     if layer is None and not negative and found.record.layer is not None:
         # Record the layer the engine does use, measured, not a hoped-for one.
         found = judged_as(found, _with_layer(draft, found.record.layer))
+    if expect_fail is not None:
+        found = _as_known_failure(found, expect_fail)
     warnings = [
         f"needle {needle!r} {weakness}"
         for needle in needles
@@ -293,6 +308,17 @@ def _refuse_shared_trigrams(query: str, corpus: Sequence[Entry]) -> None:
         )
 
 
+def _as_known_failure(found: Probe, reason: str) -> Probe:
+    """The case with an xfail naming the checks the engine fails; refused if it passes."""
+    if found.record.passed:
+        raise AuthoringError(
+            "the engine passes this case, so it is no known failure: drop --expect-fail"
+        )
+    failed = {failure.type for failure in found.record.failures}
+    xfail = ExpectedFailure(" ".join(reason.split()), tuple(c for c in CHECKS if c in failed))
+    return replace(found, case=replace(found.case, xfail=xfail))
+
+
 def _with_layer(case: Case, layer: str) -> Case:
     return replace(case, expected_layer=layer)
 
@@ -308,6 +334,11 @@ def _case_json(case: Case) -> dict[str, Any]:
         **asked,
         "expected_layer": case.expected_layer,
         "expected_rank_ceiling": case.expected_rank_ceiling,
+        **(
+            {}
+            if case.xfail is None
+            else {"xfail": {"reason": case.xfail.reason, "checks": list(case.xfail.checks)}}
+        ),
     }
 
 

@@ -97,6 +97,12 @@ def add_parsers(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -
     case.add_argument(
         "--negative", action="store_true", help="a query that must return nothing (no --needle)"
     )
+    case.add_argument(
+        "--expect-fail",
+        metavar="REASON",
+        help="write the case although the engine fails it, as a known failure (xfail) "
+        "naming the checks it fails today and REASON",
+    )
 
     show = commands.add_parser(
         "show", help="one case's ranked results and checks, as the benchmark sees them"
@@ -166,6 +172,7 @@ def _case(arguments: argparse.Namespace, bench: BenchConfig) -> int:
         layer=arguments.layer,
         negative=arguments.negative,
         relevant=relevant,
+        expect_fail=arguments.expect_fail,
         limit=bench.limit,
         min_grade=bench.min_grade,
         gain=bench.gain,
@@ -176,7 +183,7 @@ def _case(arguments: argparse.Namespace, bench: BenchConfig) -> int:
         print(line)
     for warning in draft.warnings:
         print(f"warning: {warning}")
-    if not draft.probe.record.passed:
+    if not draft.probe.record.passed and case.xfail is None:
         print(
             f"not written: {draft.case_id} fails as drafted ({failure_reason(draft.probe.record)}); "
             f"{_advice(draft.probe.record)}",
@@ -189,6 +196,8 @@ def _case(arguments: argparse.Namespace, bench: BenchConfig) -> int:
         if case.is_negative
         else f"layer {case.expected_layer}, ceiling {case.expected_rank_ceiling or 'none'}"
     )
+    if case.xfail is not None:
+        expected += f"; known failure: {', '.join(case.xfail.checks)} ({case.xfail.reason})"
     print(f"added {written} to {target} ({expected})")
     return 0
 
@@ -197,15 +206,24 @@ def _advice(record: CaseRecord) -> str:
     """What to pass to record the case as the engine answers it, when that is a choice."""
     failed = {failure.type for failure in record.failures}
     if record.relevant and ("needles" in failed or record.rank is None):
-        return "choose a query the relevant entries answer, or grade fewer entries"
+        return (
+            "choose a query the relevant entries answer, or grade fewer entries; "
+            "or keep it as a known failure with --expect-fail REASON"
+        )
     if "needles" in failed or record.rank is None or record.layer is None:
-        return "choose a query that names what the needle says, or another needle"
+        return (
+            "choose a query that names what the needle says, or another needle; "
+            "or keep it as a known failure with --expect-fail REASON"
+        )
     flags = []
     if "rank" in failed:
         flags.append(f"--ceiling {record.rank}")
     if "layer" in failed:
         flags.append(f"--layer '{record.layer}'")
-    return f"if the engine's answer is acceptable, pass {' '.join(flags)}"
+    return (
+        f"if the engine's answer is acceptable, pass {' '.join(flags)}; "
+        "if not, keep it as a known failure with --expect-fail REASON"
+    )
 
 
 def _show(arguments: argparse.Namespace, bench: BenchConfig) -> int:
