@@ -364,6 +364,23 @@ def test_markdown_is_a_pull_request_comment() -> None:
     assert "| metric | base | head | delta | 95% CI | p | verdict |" in lines
     assert "|---|---|---|---|---|---|---|" in lines
     assert "- mrr (allowed 0.02): markdown 0.4167 -> 0.3667 (-0.0500, p=1.0000)" in lines
+    # A summary of a few lines, then every regression folded away: one line per metric
+    # (its scopes beside it) and one per case (every metric it moved).
+    fold = lines.index("<details><summary>Every regression: 9 by metric, 4 by case</summary>")
+    summary = lines[
+        lines.index("### Regressions: 9 metrics beyond their rule, 4 cases newly failing") : fold
+    ]
+    assert len([line for line in summary if line]) <= 4
+    assert (
+        summary[-2]
+        == "- **newly failing**: js\\_001\\_q1, js\\_002\\_q\\_neg, md\\_001\\_q1, md\\_002\\_q1"
+    )
+    folded = lines[fold + 2 : lines.index("</details>", fold) - 3]
+    assert len(folded) == 9 + 4
+    assert folded[-2] == (
+        "- md\\_001\\_q1 [markdown] newly failing (rank): rank 2 -> 5; hit@3 1 -> 0, mrr 0.500 -> "
+        "0.200, ndcg@10 0.631 -> 0.387, rank\\_ceiling\\_pass 1 -> 0"
+    )
     # Content types fold away; the ones that regressed start open.
     assert "<details><summary>content type: plaintext (6 changed, 0 regressed)</summary>" in lines
     assert "<details open><summary>content type: json (2 changed, 2 regressed)</summary>" in lines
