@@ -129,10 +129,7 @@ def regressions_section(comparison: Comparison, fmt: str) -> str:
 def _markdown_summary(metrics: dict[str, list[MetricChange]], cases: Sequence[CaseMove]) -> str:
     lines = []
     if metrics:
-        names = [
-            f"`{name}` ({_scopes(changes, 'markdown', with_values=False)})"
-            for name, changes in metrics.items()
-        ]
+        names = [f"`{name}` ({_scope_summary(changes)})" for name, changes in metrics.items()]
         lines.append(f"- **metrics beyond their rule**: {_first(names)}")
     failing = [literal(case.case_id, "markdown") for case in cases if case.newly_failing]
     if failing:
@@ -154,22 +151,33 @@ def _metric_line(
         if rule.max_drop <= FLOAT_SLACK
         else f" (allowed {rule.max_drop:g})"
     )
-    return f"{literal(name, fmt)}{allowed}: {_scopes(changes, fmt, with_values=True)}"
+    return f"{literal(name, fmt)}{allowed}: {_scopes(changes, fmt)}"
 
 
-def _scopes(changes: Sequence[MetricChange], fmt: str, *, with_values: bool) -> str:
+def _scopes(changes: Sequence[MetricChange], fmt: str) -> str:
+    """Every scope where the metric broke its rule, with base, head, delta and p."""
     parts = []
     for change in changes:
         scope = change.scope if change.scope == OVERALL else literal(change.scope, fmt)
-        delta = "n/a" if change.delta is None else f"{change.delta:+.4f}"
-        if with_values and change.base is not None and change.head is not None:
-            parts.append(
-                f"{scope} {change.base:.4f} -> {change.head:.4f} "
-                f"({delta}, p={format_p(change.p_value)})"
-            )
-        else:
-            parts.append(f"{scope} {delta}")
-    return "; ".join(parts) if with_values else ", ".join(parts)
+        if change.base is None or change.head is None or change.delta is None:
+            parts.append(f"{scope} n/a")
+            continue
+        parts.append(
+            f"{scope} {change.base:.4f} -> {change.head:.4f} "
+            f"({change.delta:+.4f}, p={format_p(change.p_value)})"
+        )
+    return "; ".join(parts)
+
+
+def _scope_summary(changes: Sequence[MetricChange]) -> str:
+    """`overall -0.0200 and 2 content types`: the first scope's delta and how many more."""
+    first, rest = changes[0], len(changes) - 1
+    scope = first.scope if first.scope == OVERALL else literal(first.scope, "markdown")
+    delta = "n/a" if first.delta is None else f"{first.delta:+.4f}"
+    if not rest:
+        return f"{scope} {delta}"
+    more = f"{rest} content type{_plural(rest)}" if first.scope == OVERALL else f"{rest} more"
+    return f"{scope} {delta} and {more}"
 
 
 def _case_line(case: CaseMove, fmt: str) -> str:
