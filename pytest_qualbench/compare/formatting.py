@@ -36,6 +36,15 @@ def format_value(value: Any) -> str:
     return str(value)
 
 
+def described(value: Any) -> str:
+    """A value as text: strings as they are, a missing one (no rank, no error) as 'none'."""
+    if value is None:
+        return "none"
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
 def format_rank(rank: int | None) -> str:
     """A first relevant rank, `none` when nothing relevant came back."""
     return "none" if rank is None else str(rank)

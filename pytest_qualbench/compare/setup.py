@@ -6,10 +6,10 @@ built-in engine" or "k1 1.2 -> 0.5", not as a change of the code under review.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
+from pytest_qualbench.compare.formatting import described
 from pytest_qualbench.compare.records import SetupChange
 
 # Metadata keys a report of this plugin records and an older one may lack.
@@ -50,7 +50,7 @@ def setup_changes(base: Mapping[str, Any], head: Mapping[str, Any]) -> tuple[Set
         if key in base_meta and key in head_meta:
             pairs.append((key, base_meta[key], head_meta[key]))
     return tuple(
-        SetupChange(name, _shown(base_value), _shown(head_value))
+        SetupChange(name, described(base_value), described(head_value))
         for name, base_value, head_value in pairs
         if base_value != head_value
     )
@@ -93,11 +93,3 @@ def _flattened(values: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
         else:
             flat[name] = value
     return flat
-
-
-def _shown(value: Any) -> str:
-    if value is None:
-        return "none"
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, sort_keys=True, ensure_ascii=False)

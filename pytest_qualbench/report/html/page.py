@@ -6,6 +6,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from pytest_qualbench.compare.formatting import described
 from pytest_qualbench.evaluation.metrics import metric_sort_key
 from pytest_qualbench.evaluation.outcomes import is_engine_reason, not_checked_lines
 from pytest_qualbench.report.html.charts import (
@@ -268,8 +269,8 @@ def _failed_cases(
         checks.setdefault(failure["case_id"], []).append(
             Check(
                 kind=str(failure["type"]),
-                expected=_describe(failure["expected"]),
-                actual=_describe(failure["actual"]),
+                expected=described(failure["expected"]),
+                actual=described(failure["actual"]),
             )
         )
     failed = []
@@ -318,15 +319,6 @@ def _top_result(result: Mapping[str, Any], needles: Sequence[str]) -> TopResult:
         segments=mark_needles(snippet, needles),
         relevant=any(needle in snippet for needle in needles),
     )
-
-
-def _describe(value: Any) -> str:
-    """A check's expected or actual value as text; a missing one (no rank, no error) is 'none'."""
-    if value is None:
-        return "none"
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
 def _run_info(label: str, report: Mapping[str, Any]) -> RunInfo:
