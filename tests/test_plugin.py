@@ -369,7 +369,8 @@ def test_report_schema(pytester: pytest.Pytester) -> None:
     assert sorted(first) == sorted(
         ["case_id", "entry_id", "content_type", "definition", "query", "corrected_query", "expected_layer",
          "expected_rank_ceiling", "negative", "result_count", "rank", "layer", "needles_found",
-         "needles_total", "metrics", "passed", "latency_ms", "duplicate_results"]
+         "needles_total", "metrics", "passed", "latency_ms", "duplicate_results",
+         "layer_not_checked"]
     )  # fmt: skip
     assert report["cases"][3]["metrics"] == {"negative_pass": 1.0}
     raw = (pytester.path / "out/r.json").read_text()
