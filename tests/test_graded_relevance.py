@@ -196,7 +196,10 @@ def test_a_failure_names_the_missing_entries_with_their_grades() -> None:
         graded({"a": 1, "c": 2}), [hit("a", "alpha one")], relevant_total=None,
         attribution=ATTRIBUTION,
     )  # fmt: skip
-    assert failure_reason(record) == "1 of 2 relevant entries found, missing c (grade 2)"
+    # The result carries no layer label, so the short line also says the layer was not checked.
+    assert failure_reason(record) == (
+        "1 of 2 relevant entries found, missing c (grade 2); layer not checked"
+    )
 
 
 GRADED_FIXTURE: list[dict[str, Any]] = [
