@@ -51,8 +51,7 @@ def test_aggregate_tables() -> None:
 
 
 def test_floors_overall_scoped_and_negative() -> None:
-    report = build_report(RECORDS, dataset_hash="sha256:x", metadata={}, index_ms={}, floors=[],
-                          floors_enforced=True)  # fmt: skip
+    report = build_report(RECORDS, dataset_hash="sha256:x", metadata={}, index_ms={})
     verdicts = check_floors(
         report,
         [parse_floor("mrr:0.5"), parse_floor("json.mrr:0.1"), parse_floor("negative_pass:1"),

@@ -11,6 +11,7 @@ from pytest_qualbench.engine.types import Result
 from pytest_qualbench.evaluation.judge import judge
 from pytest_qualbench.fixtures import Case
 from pytest_qualbench.report import Floor, build_report, check_floors
+from pytest_qualbench.report.gate import judge_run
 from pytest_qualbench.report.terminal import GREEN, RED, YELLOW, summary
 
 
@@ -38,14 +39,11 @@ def report(floors: list[Floor], *, enforced: bool = True) -> dict[str, Any]:
         judge(case("md_001_q_neg", ()), [], relevant_total=0),
     ]
     metadata = {"selection": {"cases_in_fixture_set": 3 if not enforced else 2, "cases_run": 2}}
-    return build_report(
-        records,
-        dataset_hash="sha256:x",
-        metadata=metadata,
-        index_ms={"markdown": 1.0},
-        floors=floors,
-        floors_enforced=enforced,
+    built = build_report(
+        records, dataset_hash="sha256:x", metadata=metadata, index_ms={"markdown": 1.0}
     )
+    verdict = judge_run(built, floors, unfinished=None, subset=not enforced, lint_failed=False)
+    return dict(verdict.report)
 
 
 FLOORS = [Floor("mrr", None, 0.9), Floor("hit@3", None, 0.5)]

@@ -18,7 +18,6 @@ from pytest_qualbench.evaluation.metrics import (
     mean_metrics,
     percentile,
 )
-from pytest_qualbench.report.floors import Floor, check_floors
 
 SCHEMA_VERSION = 3
 
@@ -107,14 +106,15 @@ def build_report(
     dataset_files: Sequence[Mapping[str, Any]] = (),
     metadata: Mapping[str, Any],
     index_ms: Mapping[str, float],
-    floors: Sequence[Floor],
-    floors_enforced: bool,
     sections: Mapping[str, Any] | None = None,
     cached: Collection[str] = (),
     complete: bool = True,
     warmup_ms: Mapping[str, float] | None = None,
 ) -> dict[str, Any]:
-    """Assemble the whole report from the case records of a run, plus optional `sections`."""
+    """Assemble the report from the case records of a run, plus optional `sections`.
+
+    Everything but the floors' verdicts, which the gate adds (`report.gate.judge_run`).
+    """
     ordered = sorted(settle_layers(records), key=lambda record: record.case_id)
     report: dict[str, Any] = {
         "schema_version": SCHEMA_VERSION,
@@ -133,9 +133,6 @@ def build_report(
         ),
         **(sections or {}),
     }
-    report["floors"] = [
-        verdict.to_json() for verdict in check_floors(report, floors, enforced=floors_enforced)
-    ]
     return report
 
 
