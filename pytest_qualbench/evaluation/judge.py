@@ -277,6 +277,38 @@ def judge(
         for failure in _check(case, len(results), rank, layer, found, layer_checked)
         if failure.type in checks
     )
+    return _case_record(
+        case,
+        results,
+        corrected_query=corrected_query,
+        rank=rank,
+        layer=layer,
+        needles_found=found,
+        metrics=metrics,
+        failures=failures,
+        latency_ms=latency_ms,
+        layers_reported=layers_reported,
+        duplicate_results=returned - len(results),
+        layer_not_checked=layer_not_checked,
+    )
+
+
+def _case_record(
+    case: Case,
+    results: Sequence[Result],
+    *,
+    corrected_query: str | None,
+    rank: int | None,
+    layer: str | None,
+    needles_found: tuple[str, ...],
+    metrics: Mapping[str, float | None],
+    failures: tuple[Failure, ...],
+    latency_ms: float,
+    layers_reported: bool | None,
+    duplicate_results: int,
+    layer_not_checked: str | None,
+) -> CaseRecord:
+    """The record of a judged case, whether judged by needle or by entry."""
     # Only a failure shows its top results (message and report); snippets of a
     # passing case would be built and thrown away.
     shown = results[:TOP_RESULTS_SHOWN] if failures else ()
@@ -293,15 +325,15 @@ def judge(
         result_count=len(results),
         rank=rank,
         layer=layer,
-        needles_found=found,
+        needles_found=needles_found,
         metrics=metrics,
         failures=failures,
         top_results=tuple(
-            _shown(rank_index + 1, result, case.needles) for rank_index, result in enumerate(shown)
+            _shown(index + 1, result, case.needles) for index, result in enumerate(shown)
         ),
         latency_ms=latency_ms,
         layers_reported=layers_reported,
-        duplicate_results=returned - len(results),
+        duplicate_results=duplicate_results,
         layer_not_checked=layer_not_checked,
     )
 
@@ -393,35 +425,21 @@ def _judge_by_entry(
             0,
             Failure(case.case_id, "needles", wanted, {e: case.relevant[e] for e in found}),
         )
-    kept = tuple(failure for failure in failures if failure.type in checks)
-    shown = results[:TOP_RESULTS_SHOWN] if kept else ()
-    return CaseRecord(
-        case_id=case.case_id,
-        entry_id=case.entry_id,
-        content_type=case.content_type,
-        query=case.query,
+    record = _case_record(
+        case,
+        results,
         corrected_query=corrected_query,
-        expected_layer=case.expected_layer,
-        expected_rank_ceiling=case.expected_rank_ceiling,
-        negative=False,
-        needles=case.needles,
-        result_count=len(results),
         rank=rank,
         layer=layer,
         needles_found=needles_found([r.text for r in results], case.needles),
         metrics=metrics,
-        failures=kept,
-        top_results=tuple(
-            _shown(index + 1, result, case.needles) for index, result in enumerate(shown)
-        ),
+        failures=tuple(failure for failure in failures if failure.type in checks),
         latency_ms=latency_ms,
         layers_reported=layers_reported,
         duplicate_results=duplicate_results,
-        relevant=dict(case.relevant),
-        relevant_found=found,
-        min_grade=min_grade,
         layer_not_checked=layer_not_checked,
     )
+    return replace(record, relevant=dict(case.relevant), relevant_found=found, min_grade=min_grade)
 
 
 def _layer_not_checked(
