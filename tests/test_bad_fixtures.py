@@ -437,6 +437,13 @@ def test_byte_order_mark_changes_the_hash_not_the_entries(tmp_path: Path) -> Non
     assert dataset_hash([with_bom], tmp_path) != dataset_hash([without], tmp_path)
 
 
+def test_byte_order_mark_before_a_blank_first_line_is_blank(tmp_path: Path) -> None:
+    (bom_blank,) = write_files(tmp_path, {"bom.jsonl": b"\xef\xbb\xbf\n" + GOOD})
+    loaded = load_fixture_file(bom_blank)
+    assert loaded.errors == ()
+    assert [entry.line for entry in loaded.entries] == [2]
+
+
 def test_windows_line_endings_load(tmp_path: Path) -> None:
     path = write_files(tmp_path, {"bench.jsonl": GOOD.replace(b"\n", b"\r\n") * 1})[0]
     loaded = load_fixture_file(path)
