@@ -1,4 +1,4 @@
-"""Small JSON reports (docs/report-format.md) for the HTML report tests.
+"""Small JSON reports (docs/report-format.md) for the HTML report and terminal tests.
 
 Built in code rather than loaded from golden files so each test states the one
 thing it varies: the timestamp, the dataset hash, a hostile query.
@@ -6,13 +6,19 @@ thing it varies: the timestamp, the dataset hash, a hostile query.
 
 from __future__ import annotations
 
-from typing import Any
+from pytest_qualbench.report.model import (
+    CaseJson,
+    Metadata,
+    MetricTable,
+    Report,
+    TopResultJson,
+)
 
 DATASET_HASH = "sha256:" + "ab" * 32
 HOSTILE_QUERY = "<script>window.__pwned=1</script></textarea><b>bold</b>"
 
 
-def metric_block(cases: int, level: float) -> dict[str, Any]:
+def metric_block(cases: int, level: float) -> MetricTable:
     """Every positive-case metric set to `level`, as a report aggregate."""
     names = (
         "hit@1", "hit@3", "hit@5", "hit@10", "precision@1", "recall@5", "recall@10",
@@ -29,13 +35,14 @@ def case(
     rank: int | None = 1,
     negative: bool = False,
     result_count: int = 10,
-    top_results: list[dict[str, Any]] | None = None,
-) -> dict[str, Any]:
+    top_results: list[TopResultJson] | None = None,
+) -> CaseJson:
     """One case record; metrics follow from `rank` (mrr = 1/rank)."""
-    record: dict[str, Any] = {
+    record: CaseJson = {
         "case_id": case_id,
         "entry_id": case_id.rsplit("_q", 1)[0],
         "content_type": content_type,
+        "definition": "sha256:" + "cd" * 32,
         "query": query,
         "corrected_query": None,
         "expected_layer": "none" if negative else "rrf(porter+trigram)",
@@ -46,8 +53,11 @@ def case(
         "layer": None if negative or rank is None else "rrf(porter+trigram)",
         "needles_found": [] if negative or rank is None else ["## Connection Pool Settings"],
         "needles_total": 0 if negative else 1,
+        "metrics": {},
         "passed": True,
         "latency_ms": 0.5,
+        "duplicate_results": 0,
+        "layer_not_checked": None,
     }
     if negative:
         record["metrics"] = {"negative_pass": 1.0 if result_count == 0 else 0.0}
@@ -64,6 +74,34 @@ def case(
     return record
 
 
+def metadata(
+    *,
+    timestamp: str = "2026-11-30T01:02:03+00:00",
+    cases_in_fixture_set: int = 5,
+    cases_run: int = 5,
+) -> Metadata:
+    """A run's metadata: the built-in engine at commit 0123456 on main."""
+    return {
+        "timestamp": timestamp,
+        "git": {"sha": "0123456789abcdef0123456789abcdef01234567", "branch": "main"},
+        "python": "3.11.7",
+        "platform": "Linux-6.1-x86_64",
+        "plugin_version": "0.1.0",
+        "engine": {
+            "name": "pytest_qualbench.engine:Engine",
+            "config": {"b": 0.75, "k1": 1.2},
+            "options": {},
+            "warnings": [],
+        },
+        "relevant_set": "chunks",
+        "selection": {
+            "cases_in_fixture_set": cases_in_fixture_set,
+            "cases_run": cases_run,
+            "selected_by": [],
+        },
+    }
+
+
 def report(
     *,
     timestamp: str = "2026-11-30T01:02:03+00:00",
@@ -71,7 +109,7 @@ def report(
     level: float = 0.9,
     hostile: bool = False,
     rankers: bool = False,
-) -> dict[str, Any]:
+) -> Report:
     """A report with positives at ranks 1, 2 and not found, two negatives and one floor failing."""
     failing_query = HOSTILE_QUERY if hostile else "pool timeout"
     cases = [
@@ -87,27 +125,26 @@ def report(
                     "layer": "porter",
                     "title": "Pool > Timeouts" if not hostile else "<img src=x onerror=alert(1)>",
                     "snippet": "the pool waits; see ## Connection Pool Settings for limits",
+                    "needle": "## Connection Pool Settings",
                 },
-                {"rank": 2, "layer": "trigram", "title": "Other", "snippet": "unrelated text"},
+                {
+                    "rank": 2,
+                    "layer": "trigram",
+                    "title": "Other",
+                    "snippet": "unrelated text",
+                    "needle": None,
+                },
             ],
         ),
         case("md_001_q_neg", negative=True, result_count=0),
         case("md_002_q_neg", negative=True, result_count=2),
     ]
-    body: dict[str, Any] = {
+    body: Report = {
         "schema_version": 1,
         "metric_version": 1,
         "dataset_hash": dataset_hash,
-        "metadata": {
-            "timestamp": timestamp,
-            "git": {"sha": "0123456789abcdef0123456789abcdef01234567", "branch": "main"},
-            "python": "3.11.7",
-            "platform": "Linux-6.1-x86_64",
-            "plugin_version": "0.1.0",
-            "engine": {"name": "pytest_qualbench.engine:Engine", "config": {"b": 0.75, "k1": 1.2}},
-            "relevant_set": "chunks",
-            "selection": {"cases_in_fixture_set": 5, "cases_run": 5},
-        },
+        "dataset_files": [],
+        "metadata": metadata(timestamp=timestamp),
         "overall": metric_block(3, level),
         "by_content_type": {"json": metric_block(1, level), "markdown": metric_block(2, level)},
         "by_layer": {"rrf(porter+trigram)": metric_block(3, level)},

@@ -30,6 +30,7 @@ from pytest_qualbench.compare.statistics import (
     generator,
     paired_randomization_p_value,
 )
+from pytest_qualbench.report.model import Report
 
 REPORTS = Path(__file__).parent / "data" / "reports"
 POSITIVE_METRICS = 12
@@ -37,7 +38,7 @@ ALL_METRICS = POSITIVE_METRICS + 1  # negative_pass
 SCOPES = 4  # overall, markdown, json, plaintext
 
 
-def report(name: str) -> dict[str, Any]:
+def report(name: str) -> Report:
     return load_report(REPORTS / f"{name}.json")
 
 
@@ -112,7 +113,8 @@ def test_unsupported_schema_version_is_refused(tmp_path: Path) -> None:
 
 
 def test_case_without_metrics_is_named_by_index(tmp_path: Path) -> None:
-    broken = report("base")
+    # Decoded JSON, as a file holds it: a report's shape is what is being broken.
+    broken: Any = report("base")
     del broken["cases"][3]["metrics"]
     path = tmp_path / "broken.json"
     path.write_text(json.dumps(broken), encoding="utf-8")

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from pytest_qualbench.report.html.render import render_html, write_html
+from pytest_qualbench.report.model import Report
 from tests.html_sample import HOSTILE_QUERY, report
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -78,7 +79,7 @@ class OpenedPage:
 def open_report(browser_context: Any, tmp_path: Path) -> Iterator[Callable[..., OpenedPage]]:
     opened: list[OpenedPage] = []
 
-    def open_(*reports: dict[str, Any]) -> OpenedPage:
+    def open_(*reports: Report) -> OpenedPage:
         path = tmp_path / f"report-{len(opened)}.html"
         write_html(path, render_html(list(reports)))
         opened.append(OpenedPage(browser_context, path))

@@ -6,7 +6,6 @@ import json
 import re
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -165,7 +164,10 @@ def test_equal_timestamps_keep_their_given_order() -> None:
 
 
 def test_rank_histogram_counts_every_case_once() -> None:
-    counts = dict(rank_histogram({"cases": [*report()["cases"], case("md_004_q1", rank=12)]}))
+    sample = report()
+    counts = dict(
+        rank_histogram({**sample, "cases": [*sample["cases"], case("md_004_q1", rank=12)]})
+    )
     assert counts["1"] == 1
     assert counts["2"] == 1
     assert counts["3"] == 0
@@ -230,11 +232,10 @@ def test_mark_needles_without_a_match_keeps_the_text_whole() -> None:
 
 
 def test_aggregate_is_the_mean_over_cases_that_carry_the_metric() -> None:
-    cases: list[dict[str, Any]] = [
-        {"metrics": {"mrr": 1.0, "rank_ceiling_pass": None}},
-        {"metrics": {"mrr": 0.5, "rank_ceiling_pass": 1.0}},
-        {"metrics": {"mrr": 0.0}},
-    ]
+    cases = [case("md_001_q1"), case("md_001_q2"), case("md_001_q3")]
+    cases[0]["metrics"] = {"mrr": 1.0, "rank_ceiling_pass": None}
+    cases[1]["metrics"] = {"mrr": 0.5, "rank_ceiling_pass": 1.0}
+    cases[2]["metrics"] = {"mrr": 0.0}
     assert aggregate_cases(cases, ["mrr", "rank_ceiling_pass", "hit@1"]) == {
         "cases": 3,
         "mrr": (1.0 + 0.5 + 0.0) / 3,

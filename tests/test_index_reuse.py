@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 
 from pytest_qualbench.report.build import without_timings
+from pytest_qualbench.report.model import Report
 from tests.conftest import WriteFixture, case, entry
 
 # The stand-in engine of tests/conftest.py, logging each build to a file, so a test
@@ -43,8 +43,8 @@ def bench(write_fixture: WriteFixture, word_engine: None, pytester: pytest.Pytes
     pytester.makeini("[pytest]\nqualbench_engine = countingengine:CountingEngine\n")
 
 
-def report(pytester: pytest.Pytester) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((pytester.path / ".qualbench" / "report.json").read_text())
+def report(pytester: pytest.Pytester) -> Report:
+    data: Report = json.loads((pytester.path / ".qualbench" / "report.json").read_text())
     return data
 
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import pytest
 
 from pytest_qualbench.fixtures.discovery import dataset_hash
 from pytest_qualbench.report.build import without_timings
+from pytest_qualbench.report.model import Report
 from tests.conftest import WriteFixture, case, entry
 
 pytestmark = pytest.mark.usefixtures("word_engine")
@@ -48,8 +48,8 @@ def bench(write_fixture: WriteFixture) -> None:
     write_fixture("json.jsonl", JSON_ENTRIES)
 
 
-def read_report(pytester: pytest.Pytester, name: str = ".qualbench/report.json") -> dict[str, Any]:
-    report: dict[str, Any] = json.loads((pytester.path / name).read_text(encoding="utf-8"))
+def read_report(pytester: pytest.Pytester, name: str = ".qualbench/report.json") -> Report:
+    report: Report = json.loads((pytester.path / name).read_text(encoding="utf-8"))
     return report
 
 

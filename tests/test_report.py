@@ -14,6 +14,7 @@ from pytest_qualbench.fixtures.schema import Case
 from pytest_qualbench.report.build import aggregate, build_report
 from pytest_qualbench.report.floors import Floor, check_floors, parse_floor
 from pytest_qualbench.report.writing import report_text, write_report
+from tests.html_sample import metadata
 
 
 def make_case(
@@ -51,7 +52,7 @@ def test_aggregate_tables() -> None:
 
 
 def test_floors_overall_scoped_and_negative() -> None:
-    report = build_report(RECORDS, dataset_hash="sha256:x", metadata={}, index_ms={})
+    report = build_report(RECORDS, dataset_hash="sha256:x", metadata=metadata(), index_ms={})
     verdicts = check_floors(
         report,
         [parse_floor("mrr:0.5"), parse_floor("json.mrr:0.1"), parse_floor("negative_pass:1"),

@@ -12,7 +12,9 @@ from pytest_qualbench.evaluation.judge import judge
 from pytest_qualbench.fixtures import Case
 from pytest_qualbench.report import Floor, build_report, check_floors
 from pytest_qualbench.report.gate import judge_run
+from pytest_qualbench.report.model import Report
 from pytest_qualbench.report.terminal import GREEN, RED, YELLOW, summary
+from tests.html_sample import metadata
 
 
 def case(case_id: str, needles: tuple[str, ...]) -> Case:
@@ -29,7 +31,7 @@ def case(case_id: str, needles: tuple[str, ...]) -> Case:
     )
 
 
-def report(floors: list[Floor], *, enforced: bool = True) -> dict[str, Any]:
+def report(floors: list[Floor], *, enforced: bool = True) -> Report:
     records = [
         judge(
             case("md_001_q1", ("alpha",)),
@@ -38,12 +40,14 @@ def report(floors: list[Floor], *, enforced: bool = True) -> dict[str, Any]:
         ),
         judge(case("md_001_q_neg", ()), [], relevant_total=0),
     ]
-    metadata = {"selection": {"cases_in_fixture_set": 3 if not enforced else 2, "cases_run": 2}}
     built = build_report(
-        records, dataset_hash="sha256:x", metadata=metadata, index_ms={"markdown": 1.0}
+        records,
+        dataset_hash="sha256:x",
+        metadata=metadata(cases_in_fixture_set=3 if not enforced else 2, cases_run=2),
+        index_ms={"markdown": 1.0},
     )
     verdict = judge_run(built, floors, unfinished=None, subset=not enforced, lint_failed=False)
-    return dict(verdict.report)
+    return verdict.report
 
 
 FLOORS = [Floor("mrr", None, 0.9), Floor("hit@3", None, 0.5)]

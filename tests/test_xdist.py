@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import shutil
-from typing import Any
 
 import pytest
 
 from pytest_qualbench.report.build import without_timings
+from pytest_qualbench.report.model import Report
 from tests.conftest import WriteFixture, case, entry
 
 pytest.importorskip("xdist")
@@ -35,8 +35,8 @@ def bench(write_fixture: WriteFixture, word_engine: None) -> None:
         )
 
 
-def read(pytester: pytest.Pytester, name: str) -> dict[str, Any]:
-    data: dict[str, Any] = json.loads((pytester.path / name).read_text())
+def read(pytester: pytest.Pytester, name: str) -> Report:
+    data: Report = json.loads((pytester.path / name).read_text())
     return data
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from pytest_qualbench.compare.formatting import report_label
 from pytest_qualbench.compare.records import (
@@ -30,13 +29,14 @@ from pytest_qualbench.compare.statistics import (
 )
 from pytest_qualbench.evaluation.metrics import metric_sort_key
 from pytest_qualbench.report.build import is_subset, subset_reason
+from pytest_qualbench.report.model import CaseJson, MetricTable, Report
 
 RANK_MOVES_SHOWN = 10
 
 
 def compare_reports(
-    base: Mapping[str, Any],
-    head: Mapping[str, Any],
+    base: Report,
+    head: Report,
     *,
     rules: Sequence[Rule] = DEFAULT_RULES,
     intersect: bool = False,
@@ -137,20 +137,18 @@ def compare_reports(
 
 
 def worse_cases(
-    base: Mapping[str, Any],
-    head: Mapping[str, Any],
-    pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]],
+    base: Report,
+    head: Report,
+    pairs: Sequence[tuple[CaseJson, CaseJson]],
 ) -> tuple[CaseMove, ...]:
     """Every shared case that newly fails or lost on a metric of its own, newly failing first."""
     moved = []
     for b, h in pairs:
         names = sorted(b["metrics"].keys() & h["metrics"].keys(), key=metric_sort_key)
         moves = tuple(
-            MetricMove(name, float(b["metrics"][name]), float(h["metrics"][name]))
+            MetricMove(name, float(values[0]), float(values[1]))
             for name in names
-            if isinstance(b["metrics"][name], (int, float))
-            and isinstance(h["metrics"][name], (int, float))
-            and b["metrics"][name] != h["metrics"][name]
+            if (values := metric_values(b, h, name)) is not None and values[0] != values[1]
         )
         newly_failing = b["passed"] and not h["passed"]
         if newly_failing or any(move.head < move.base for move in moves):
@@ -169,7 +167,7 @@ def worse_cases(
     return tuple(moved)
 
 
-def section_numbers(report: Mapping[str, Any]) -> dict[str, float]:
+def section_numbers(report: Report) -> dict[str, float]:
     """The headline numbers of the optional sections, flattened to dotted names."""
     numbers: dict[str, float] = {}
     rankers = report.get("rankers") or {}
@@ -188,7 +186,7 @@ def section_numbers(report: Mapping[str, Any]) -> dict[str, float]:
     return numbers
 
 
-def section_changes(base: Mapping[str, Any], head: Mapping[str, Any]) -> tuple[SectionChange, ...]:
+def section_changes(base: Report, head: Report) -> tuple[SectionChange, ...]:
     """Base against head for every section number either report has; informational only."""
     base_numbers, head_numbers = section_numbers(base), section_numbers(head)
     return tuple(
@@ -197,7 +195,7 @@ def section_changes(base: Mapping[str, Any], head: Mapping[str, Any]) -> tuple[S
     )
 
 
-def manifest_differences(base: Mapping[str, Any], head: Mapping[str, Any]) -> str:
+def manifest_differences(base: Report, head: Report) -> str:
     """Which fixture files differ between the reports' manifests, for a refusal message."""
     base_files = {row["path"]: row for row in base["dataset_files"]}
     head_files = {row["path"]: row for row in head["dataset_files"]}
@@ -213,12 +211,12 @@ def manifest_differences(base: Mapping[str, Any], head: Mapping[str, Any]) -> st
     return "; ".join(parts) or "the file lists match but the hashes do not"
 
 
-def cases_by_id(report: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+def cases_by_id(report: Report) -> dict[str, CaseJson]:
     """The report's case records keyed by case_id."""
     return {case["case_id"]: case for case in report["cases"]}
 
 
-def scopes(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[str]:
+def scopes(base: Report, head: Report) -> list[str]:
     """`overall`, then every content type either report has, in CONTENT_TYPES order."""
     types = set(base["by_content_type"]) | set(head["by_content_type"])
     types |= set(base["negatives"].get("by_content_type", {}))
@@ -226,25 +224,22 @@ def scopes(base: Mapping[str, Any], head: Mapping[str, Any]) -> list[str]:
     return [OVERALL, *sorted(types, key=content_type_sort_key)]
 
 
-def scope_table(report: Mapping[str, Any], scope: str) -> Mapping[str, Any]:
+def scope_table(report: Report, scope: str) -> MetricTable:
     """The aggregate table of one scope for positive metrics, empty when the report lacks it."""
     if scope == OVERALL:
-        table: Mapping[str, Any] = report["overall"]
-        return table
-    by_type: Mapping[str, Any] = report["by_content_type"].get(scope, {})
-    return by_type
+        return report["overall"]
+    return report["by_content_type"].get(scope, {})
 
 
-def negatives_table(report: Mapping[str, Any], scope: str) -> Mapping[str, Any]:
+def negatives_table(report: Report, scope: str) -> Mapping[str, object]:
     """The aggregate table of one scope for negative cases, empty when the report lacks it."""
-    negatives: Mapping[str, Any] = report["negatives"]
+    negatives = report["negatives"]
     if scope == OVERALL:
         return negatives
-    by_type: Mapping[str, Any] = negatives.get("by_content_type", {}).get(scope, {})
-    return by_type
+    return negatives.get("by_content_type", {}).get(scope, {})
 
 
-def aggregate_value(report: Mapping[str, Any], scope: str, metric: str) -> float | None:
+def aggregate_value(report: Report, scope: str, metric: str) -> float | None:
     """The report's own aggregate for `metric` in `scope` (None when absent or null)."""
     if metric == "negative_pass":
         value = negatives_table(report, scope).get(metric)
@@ -253,7 +248,7 @@ def aggregate_value(report: Mapping[str, Any], scope: str, metric: str) -> float
     return float(value) if isinstance(value, (int, float)) else None
 
 
-def scope_metrics(base: Mapping[str, Any], head: Mapping[str, Any], scope: str) -> list[str]:
+def scope_metrics(base: Report, head: Report, scope: str) -> list[str]:
     """Metric names either report aggregates in `scope`, in display order."""
     names: set[str] = set()
     for report in (base, head):
@@ -262,7 +257,7 @@ def scope_metrics(base: Mapping[str, Any], head: Mapping[str, Any], scope: str) 
     return sorted(names, key=metric_sort_key)
 
 
-def metric_names(aggregates: Mapping[str, Any]) -> set[str]:
+def metric_names(aggregates: Mapping[str, object]) -> set[str]:
     """The keys of an aggregate table that hold a metric value (a number or null)."""
     return {
         name
@@ -272,9 +267,9 @@ def metric_names(aggregates: Mapping[str, Any]) -> set[str]:
 
 
 def metric_change(
-    base: Mapping[str, Any],
-    head: Mapping[str, Any],
-    pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]],
+    base: Report,
+    head: Report,
+    pairs: Sequence[tuple[CaseJson, CaseJson]],
     scope: str,
     metric: str,
     *,
@@ -283,11 +278,10 @@ def metric_change(
 ) -> MetricChange:
     """Base, head, delta, p and interval of one metric in one scope."""
     values = [
-        (b["metrics"][metric], h["metrics"][metric])
+        case_values
         for b, h in pairs
         if scope in (OVERALL, b["content_type"])
-        and isinstance(b["metrics"].get(metric), (int, float))
-        and isinstance(h["metrics"].get(metric), (int, float))
+        and (case_values := metric_values(b, h, metric)) is not None
     ]
     differences = [float(h) - float(b) for b, h in values]
     if intersect:
@@ -311,14 +305,22 @@ def metric_change(
     )
 
 
-def failure_types(report: Mapping[str, Any], case_id: str) -> tuple[str, ...]:
+def metric_values(base: CaseJson, head: CaseJson, metric: str) -> tuple[float, float] | None:
+    """One case's value of `metric` in base and head, when both are numbers (not null)."""
+    base_value, head_value = base["metrics"].get(metric), head["metrics"].get(metric)
+    if isinstance(base_value, (int, float)) and isinstance(head_value, (int, float)):
+        return base_value, head_value
+    return None
+
+
+def failure_types(report: Report, case_id: str) -> tuple[str, ...]:
     """The distinct failed check types of one case, in the report's order."""
     types = [f["type"] for f in report.get("failures", []) if f.get("case_id") == case_id]
     return tuple(dict.fromkeys(types))
 
 
 def largest_rank_moves(
-    pairs: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]], *, limit: int = RANK_MOVES_SHOWN
+    pairs: Sequence[tuple[CaseJson, CaseJson]], *, limit: int = RANK_MOVES_SHOWN
 ) -> tuple[RankMove, ...]:
     """The positive cases whose first relevant rank moved most, by reciprocal rank."""
     moves = [

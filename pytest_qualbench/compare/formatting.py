@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
+from pytest_qualbench.report.model import Metadata, Report
 
-def report_label(report: Mapping[str, Any]) -> str:
+
+def report_label(report: Report) -> str:
     """`branch@sha` of the run when known, else its timestamp, else its dataset hash prefix."""
-    metadata = report.get("metadata") or {}
+    metadata: Metadata | dict[str, object] = report.get("metadata") or {}
     git = metadata.get("git")
     if isinstance(git, dict) and git.get("sha"):
         return f"{git.get('branch') or 'detached'}@{str(git['sha'])[:10]}"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 from pytest_qualbench.compare.checking import report_problem
+from pytest_qualbench.report.model import Report
 from pytest_qualbench.strict_json import not_a_json_constant, object_with_unique_keys
 
 
@@ -14,7 +14,7 @@ class ReportError(Exception):
     """A report file is missing, is not JSON, or does not follow docs/report-format.md."""
 
 
-def load_report(path: Path) -> dict[str, Any]:
+def load_report(path: Path) -> Report:
     """Read and check one JSON report; every problem becomes a ReportError naming the file."""
     try:
         text = path.read_text(encoding="utf-8")
@@ -31,5 +31,6 @@ def load_report(path: Path) -> dict[str, Any]:
     problem = report_problem(report)
     if problem is not None:
         raise ReportError(f"{path}: {problem}")
-    checked: dict[str, Any] = report
+    # Decoded JSON is Any until report_problem finds nothing wrong: the check earns the type.
+    checked: Report = report
     return checked

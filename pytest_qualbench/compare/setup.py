@@ -11,13 +11,14 @@ from typing import Any
 
 from pytest_qualbench.compare.formatting import described
 from pytest_qualbench.compare.records import SetupChange
+from pytest_qualbench.report.model import Report
 
 # Metadata keys a report of this plugin records and an older one may lack.
 RECORDED_SINCE = ("libraries", "limit", "checks")
 ABSENT = "-"
 
 
-def setup_changes(base: Mapping[str, Any], head: Mapping[str, Any]) -> tuple[SetupChange, ...]:
+def setup_changes(base: Report, head: Report) -> tuple[SetupChange, ...]:
     """Every recorded setting whose value differs, in the order a reader weighs them."""
     base_meta, head_meta = _metadata(base), _metadata(head)
     base_engine, head_engine = _mapping(base_meta.get("engine")), _mapping(head_meta.get("engine"))
@@ -56,7 +57,7 @@ def setup_changes(base: Mapping[str, Any], head: Mapping[str, Any]) -> tuple[Set
     )
 
 
-def unrecorded(base: Mapping[str, Any], head: Mapping[str, Any]) -> tuple[str, ...]:
+def unrecorded(base: Report, head: Report) -> tuple[str, ...]:
     """One line per report that predates a recorded setting, with the re-run hint."""
     missing = {
         role: tuple(key for key in RECORDED_SINCE if key not in _metadata(report))
@@ -75,7 +76,9 @@ def unrecorded(base: Mapping[str, Any], head: Mapping[str, Any]) -> tuple[str, .
     )
 
 
-def _metadata(report: Mapping[str, Any]) -> Mapping[str, Any]:
+def _metadata(report: Report) -> Mapping[str, Any]:
+    # compare.checking checks only metadata's engine, git and timestamp types: the
+    # rest of a loaded report's metadata may be absent or of any shape.
     return _mapping(report.get("metadata"))
 
 

@@ -11,6 +11,7 @@ from pytest_qualbench.compare.formatting import format_value, heading, literal, 
 from pytest_qualbench.compare.records import OVERALL, content_type_sort_key
 from pytest_qualbench.compare.render import check_format
 from pytest_qualbench.evaluation.metrics import metric_sort_key
+from pytest_qualbench.report.model import EngineInfo, Report
 
 # Sections render_report lays out by name; anything else a report carries
 # (sections added after schema_version 1's first draft) is rendered generically.
@@ -30,13 +31,13 @@ KNOWN_SECTIONS = (
 )
 
 
-def render_report(report: Mapping[str, Any], fmt: str) -> str:
+def render_report(report: Report, fmt: str) -> str:
     """One report as tables (`text`, `markdown`) or as normalized JSON (`json`)."""
     if fmt == "json":
         return json.dumps(report, sort_keys=True, indent=2)
     check_format(fmt)
-    metadata = report.get("metadata") or {}
-    engine = metadata.get("engine") or {}
+    metadata = report.get("metadata")
+    engine: EngineInfo | dict[str, object] = (metadata.get("engine") if metadata else None) or {}
     parts = [
         heading(f"qualbench report: {literal(report_label(report), fmt)}", fmt, level=2),
         f"dataset {literal(report['dataset_hash'], fmt)}, metric_version "
@@ -88,13 +89,15 @@ def render_report(report: Mapping[str, Any], fmt: str) -> str:
                 "floors", report["floors"], fmt, first_columns=("metric", "floor", "value", "ok")
             )
         )
-    for name in sorted(set(report) - set(KNOWN_SECTIONS)):
-        parts.append(generic_section(name, report[name], fmt))
+    # A section of any name, so the report read as a mapping (a TypedDict takes literal keys).
+    sections: Mapping[str, object] = report
+    for name in sorted(set(sections) - set(KNOWN_SECTIONS)):
+        parts.append(generic_section(name, sections[name], fmt))
     return "\n\n".join(parts) + "\n"
 
 
 def metric_matrix(
-    title: str, columns: Sequence[str], tables: Sequence[Mapping[str, Any]], fmt: str
+    title: str, columns: Sequence[str], tables: Sequence[Mapping[str, object]], fmt: str
 ) -> str:
     """Metrics down, scopes across: `cases` first, then metrics in display order."""
     names: set[str] = set()

@@ -13,7 +13,7 @@ import hashlib
 import json
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_qualbench.engine.types import Result
 from pytest_qualbench.evaluation.metrics import (
@@ -25,6 +25,10 @@ from pytest_qualbench.evaluation.metrics import (
 )
 from pytest_qualbench.evaluation.relevance import AttributionError, EntryAttribution, entry_ranking
 from pytest_qualbench.fixtures.schema import CHECKS, NO_LAYER_LABELS, Case
+
+if TYPE_CHECKING:
+    # Types only: report/ imports this module.
+    from pytest_qualbench.report.model import CaseJson, FailureJson, TopResultJson
 
 # An entry graded at least this is relevant for hit, recall, MRR (--qualbench-min-grade).
 DEFAULT_MIN_GRADE = 1
@@ -54,7 +58,7 @@ class Failure:
     expected: Any
     actual: Any
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> FailureJson:
         return {
             "case_id": self.case_id,
             "type": self.type,
@@ -73,7 +77,7 @@ class ShownResult:
     snippet: str
     needle: str | None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> TopResultJson:
         return {
             "rank": self.rank,
             "layer": self.layer,
@@ -142,9 +146,9 @@ class CaseRecord:
         text = json.dumps(asked, ensure_ascii=False, separators=(",", ":"))
         return "sha256:" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> CaseJson:
         """The report's case record; failed cases also carry their top results."""
-        record: dict[str, Any] = {
+        record: CaseJson = {
             "case_id": self.case_id,
             "entry_id": self.entry_id,
             "content_type": self.content_type,

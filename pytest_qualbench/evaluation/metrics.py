@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Final
 
 METRIC_VERSION = 1
 
@@ -29,7 +30,8 @@ METRIC_NAMES = (
     "rank_ceiling_pass",
     "layer_accuracy",
 )
-NEGATIVE_METRIC = "negative_pass"
+# Final: a literal key of the report's negatives table (report.model.Negatives).
+NEGATIVE_METRIC: Final = "negative_pass"
 ALL_METRIC_NAMES = (*METRIC_NAMES, NEGATIVE_METRIC)
 
 

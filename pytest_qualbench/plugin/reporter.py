@@ -31,6 +31,7 @@ from pytest_qualbench.report.build import build_report
 from pytest_qualbench.report.floors import Floor
 from pytest_qualbench.report.gate import Verdict, judge_run
 from pytest_qualbench.report.libraries import library_versions
+from pytest_qualbench.report.model import Git, Metadata, Report
 from pytest_qualbench.sections.extra import SectionOptions, extra_sections
 
 
@@ -147,7 +148,7 @@ class QualbenchReporter:
             missing_baseline_fails=self.config.option.qualbench_compare_missing == "fail",
         )
 
-    def _metadata(self, collected: Collected) -> dict[str, Any]:
+    def _metadata(self, collected: Collected) -> Metadata:
         engine: Mapping[str, Any] = collected.engine or {
             "name": None,
             "config": {},
@@ -197,7 +198,7 @@ class QualbenchReporter:
             self.outputs.final_lines(config, self.verdict, self.written, self.session)
 
 
-def _read_baseline(path: Path | None) -> dict[str, Any] | str | None:
+def _read_baseline(path: Path | None) -> Report | str | None:
     """The baseline report, the reason it cannot be used, or None when none was asked for."""
     if path is None:
         return None
@@ -220,7 +221,7 @@ def _unfinished(session: pytest.Session, any_case_ran: bool) -> str | None:
     return None
 
 
-def _git_info(root: Path) -> dict[str, str] | None:
+def _git_info(root: Path) -> Git | None:
     """The commit and branch of the checkout, when there is one."""
 
     def git(*args: str) -> str | None:

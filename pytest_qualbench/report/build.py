@@ -18,6 +18,15 @@ from pytest_qualbench.evaluation.metrics import (
     mean_metrics,
     percentile,
 )
+from pytest_qualbench.report.model import (
+    Aggregates,
+    DatasetFile,
+    LatencyJson,
+    Metadata,
+    MetricTable,
+    Report,
+    Sections,
+)
 
 SCHEMA_VERSION = 3
 
@@ -32,19 +41,19 @@ CASE_TIMING_KEYS = ("latency_ms",)
 METADATA_TIMING_KEYS = ("timestamp",)
 
 
-def aggregate(records: Sequence[CaseRecord]) -> dict[str, Any]:
+def aggregate(records: Sequence[CaseRecord]) -> Aggregates:
     """The report's metric tables: overall, by content type, by layer, negatives."""
     positives = [record for record in records if not record.negative]
     negatives = [record for record in records if record.negative]
     positive_metrics = [record.metrics for record in positives]
     negative_metrics = [record.metrics for record in negatives]
 
-    def with_count(table: dict[str, float | None], count: int) -> dict[str, Any]:
+    def with_count(table: dict[str, float | None], count: int) -> MetricTable:
         return {"cases": count, **table}
 
     def counted(
         groups: dict[str, dict[str, float | None]], group_sizes: Mapping[str, int]
-    ) -> dict[str, Any]:
+    ) -> dict[str, MetricTable]:
         return {group: with_count(values, group_sizes[group]) for group, values in groups.items()}
 
     by_type = grouped_means(positive_metrics, lambda i: positives[i].content_type, METRIC_NAMES)
@@ -57,7 +66,8 @@ def aggregate(records: Sequence[CaseRecord]) -> dict[str, Any]:
         "by_content_type": counted(by_type, Counter(record.content_type for record in positives)),
         "by_layer": counted(by_layer, Counter(record.expected_layer for record in positives)),
         "negatives": {
-            **with_count(mean_metrics(negative_metrics, (NEGATIVE_METRIC,)), len(negatives)),
+            "cases": len(negatives),
+            NEGATIVE_METRIC: mean_metrics(negative_metrics, (NEGATIVE_METRIC,))[NEGATIVE_METRIC],
             "by_content_type": counted(
                 negatives_by_type, Counter(record.content_type for record in negatives)
             ),
@@ -70,7 +80,7 @@ def latency_table(
     index_ms: Mapping[str, float],
     cached: Collection[str] = (),
     warmup_ms: Mapping[str, float] | None = None,
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, LatencyJson]:
     """Per content type and overall: search latency p50/p95, index time and its source.
 
     `index` says where a content type's index came from: "built" by this run, or
@@ -78,7 +88,7 @@ def latency_table(
     `warmup_ms` is the one search made before the cases, kept out of p50 and p95.
     """
     warmup = warmup_ms or {}
-    table: dict[str, dict[str, Any]] = {}
+    table: dict[str, LatencyJson] = {}
     every_latency = [record.latency_ms for record in records]
     for content_type in sorted({record.content_type for record in records} | set(index_ms)):
         latencies = [record.latency_ms for record in records if record.content_type == content_type]
@@ -103,40 +113,51 @@ def build_report(
     records: Sequence[CaseRecord],
     *,
     dataset_hash: str,
-    dataset_files: Sequence[Mapping[str, Any]] = (),
-    metadata: Mapping[str, Any],
+    dataset_files: Sequence[DatasetFile] = (),
+    metadata: Metadata,
     index_ms: Mapping[str, float],
-    sections: Mapping[str, Any] | None = None,
+    sections: Sections | None = None,
     cached: Collection[str] = (),
     complete: bool = True,
     warmup_ms: Mapping[str, float] | None = None,
-) -> dict[str, Any]:
+) -> Report:
     """Assemble the report from the case records of a run, plus optional `sections`.
 
     Everything but the floors' verdicts, which the gate adds (`report.gate.judge_run`).
     """
     ordered = sorted(settle_layers(records), key=lambda record: record.case_id)
-    report: dict[str, Any] = {
+    tables = aggregate(ordered)
+    report: Report = {
         "schema_version": SCHEMA_VERSION,
         # False for a run that did not finish (interrupted, nothing ran): a partial report.
         "complete": complete,
         "metric_version": METRIC_VERSION,
         "dataset_hash": dataset_hash,
         "dataset_files": list(dataset_files),
-        "metadata": dict(metadata),
-        **aggregate(ordered),
+        "metadata": metadata.copy(),
+        "overall": tables["overall"],
+        "by_content_type": tables["by_content_type"],
+        "by_layer": tables["by_layer"],
+        "negatives": tables["negatives"],
         "latency": latency_table(ordered, index_ms, cached, warmup_ms),
         "cases": [record.to_json() for record in ordered],
         "failures": sorted(
             (failure.to_json() for record in ordered for failure in record.failures),
             key=lambda failure: (failure["case_id"], failure["type"]),
         ),
-        **(sections or {}),
     }
+    # Key by key: a TypedDict cannot be unpacked into a larger one.
+    sections = sections or {}
+    if "rankers" in sections:
+        report["rankers"] = sections["rankers"]
+    if "token_cost" in sections:
+        report["token_cost"] = sections["token_cost"]
+    if "start_times" in sections:
+        report["start_times"] = sections["start_times"]
     return report
 
 
-def subset_reason(report: Mapping[str, Any]) -> str:
+def subset_reason(report: Report) -> str:
     """How many of the fixture set's cases a report covers and what selected them, in words."""
     selection = _selection(report)
     shown = f"{selection.get('cases_run')} of {selection.get('cases_in_fixture_set')} cases"
@@ -146,7 +167,7 @@ def subset_reason(report: Mapping[str, Any]) -> str:
     return f"{shown}, selected by {' '.join(str(part) for part in selected_by)}"
 
 
-def is_subset(report: Mapping[str, Any]) -> bool:
+def is_subset(report: Report) -> bool:
     """Whether the report covers only some of its fixture set's cases (a `-k` run, say)."""
     selection = _selection(report)
     if "subset" in selection:
@@ -156,13 +177,15 @@ def is_subset(report: Mapping[str, Any]) -> bool:
     return isinstance(run, int) and isinstance(total, int) and run < total
 
 
-def _selection(report: Mapping[str, Any]) -> Mapping[str, Any]:
+def _selection(report: Report) -> Mapping[str, Any]:
+    # compare.checking checks no part of metadata.selection: a loaded report's may be
+    # absent or of any shape.
     metadata = report.get("metadata")
     selection = metadata.get("selection") if isinstance(metadata, Mapping) else None
     return selection if isinstance(selection, Mapping) else {}
 
 
-def without_timings(report: Mapping[str, Any]) -> dict[str, Any]:
+def without_timings(report: Report) -> dict[str, object]:
     """The report minus what measures the machine: equal for equal fixtures and engine."""
     stripped = {key: value for key, value in report.items() if key not in TIMING_KEYS}
     stripped["metadata"] = {

@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 import difflib
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from pytest_qualbench.evaluation.metrics import (
     ALL_METRIC_NAMES,
@@ -15,6 +14,7 @@ from pytest_qualbench.evaluation.metrics import (
 )
 from pytest_qualbench.fixtures.schema import CONTENT_TYPES, FixtureSet
 from pytest_qualbench.options import metric_fraction
+from pytest_qualbench.report.model import FloorJson, Report
 
 
 @dataclass(frozen=True)
@@ -38,7 +38,7 @@ class FloorVerdict:
     value: float | None
     ok: bool | None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> FloorJson:
         return {
             "metric": self.floor.name,
             "floor": self.floor.value,
@@ -105,19 +105,18 @@ def scope_error(scope: str, content_types: Collection[str], accepted_by: str = "
     return f"unknown content type {scope!r}; known: {', '.join(content_types)}{engine}"
 
 
-def metric_value(report: Mapping[str, Any], floor: Floor) -> float | None:
+def metric_value(report: Report, floor: Floor) -> float | None:
     """The report's value for the metric a floor names (None when its scope has no cases)."""
-    if floor.metric == NEGATIVE_METRIC:
-        table = report["negatives"]
-        if floor.scope is not None:
-            table = table["by_content_type"].get(floor.scope, {})
-    else:
-        table = (
-            report["overall"]
-            if floor.scope is None
-            else report["by_content_type"].get(floor.scope, {})
+    negative = floor.metric == NEGATIVE_METRIC
+    if floor.scope is None:
+        value = (
+            report["negatives"]["negative_pass"]
+            if negative
+            else report["overall"].get(floor.metric)
         )
-    value = table.get(floor.metric)
+    else:
+        tables = report["negatives"]["by_content_type"] if negative else report["by_content_type"]
+        value = tables.get(floor.scope, {}).get(floor.metric)
     return None if value is None else float(value)
 
 
@@ -140,9 +139,7 @@ def absent_scope(floor: Floor, fixture_set: FixtureSet) -> str | None:
     )
 
 
-def check_floors(
-    report: Mapping[str, Any], floors: Sequence[Floor], *, enforced: bool
-) -> list[FloorVerdict]:
+def check_floors(report: Report, floors: Sequence[Floor], *, enforced: bool) -> list[FloorVerdict]:
     """Each floor against the report; a floor whose scope has no cases is not enforced."""
     verdicts = []
     for floor in floors:

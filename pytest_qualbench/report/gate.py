@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_qualbench.report.floors import Floor, FloorVerdict, check_floors
+from pytest_qualbench.report.model import Report
 
 DIFFERENT_FIXTURES_REMEDY = (
     "To gate a change that edits fixtures, make the baseline from these fixture files: "
@@ -36,7 +37,7 @@ class Baseline:
     # The comparison as one line, for -q ("" when none was made: `lines` says why).
     verdict_line: str = ""
     # The base report and the comparison as JSON, for the HTML page; None when none was made.
-    base: Mapping[str, Any] | None = None
+    base: Report | None = None
     comparison: Mapping[str, Any] | None = None
 
 
@@ -44,7 +45,7 @@ class Baseline:
 class Verdict:
     """The run's outcome: its report, each floor's verdict, lint and the comparison."""
 
-    report: Mapping[str, Any]
+    report: Report
     floors: tuple[FloorVerdict, ...]
     # Why the run did not finish; None when every selected case ran.
     unfinished: str | None
@@ -72,13 +73,13 @@ class Verdict:
 
 
 def judge_run(
-    report: Mapping[str, Any],
+    report: Report,
     floors: Sequence[Floor],
     *,
     unfinished: str | None,
     subset: bool,
     lint_failed: bool,
-    baseline: tuple[Path, Mapping[str, Any] | str] | None = None,
+    baseline: tuple[Path, Report | str] | None = None,
     missing_baseline_fails: bool = False,
 ) -> Verdict:
     """The verdict of a report built without floors; the report gains their verdicts.
@@ -89,7 +90,7 @@ def judge_run(
     """
     enforced = not subset and unfinished is None
     verdicts = tuple(check_floors(report, floors, enforced=enforced))
-    judged = {**report, "floors": [verdict.to_json() for verdict in verdicts]}
+    judged: Report = {**report, "floors": [verdict.to_json() for verdict in verdicts]}
     compared = None
     if baseline is not None and unfinished is None:
         path, base = baseline
@@ -98,7 +99,7 @@ def judge_run(
 
 
 def compare_with_baseline(
-    path: Path, base: Mapping[str, Any] | str, report: Mapping[str, Any], *, missing_fails: bool
+    path: Path, base: Report | str, report: Report, *, missing_fails: bool
 ) -> Baseline:
     """Compare the report with the baseline read before the run (or why it could not be)."""
     from pytest_qualbench.compare.diff import compare_reports

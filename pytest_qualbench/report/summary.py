@@ -5,9 +5,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
+from pytest_qualbench.report.model import Report
 from pytest_qualbench.sections import head_to_head, start_times, tokens
 
 SUMMARY_COLUMNS = (
@@ -20,7 +18,7 @@ SUMMARY_COLUMNS = (
 )
 
 
-def table_lines(report: Mapping[str, Any]) -> list[str]:
+def table_lines(report: Report) -> list[str]:
     """The per-type table: one row per content type, then overall."""
     header = f"{'content type':<14}{'cases':>6}" + "".join(
         f"{label:>9}" for label, _ in SUMMARY_COLUMNS
@@ -29,22 +27,22 @@ def table_lines(report: Mapping[str, Any]) -> list[str]:
     lines = [header]
     rows = [*report["by_content_type"].items(), ("overall", report["overall"])]
     for name, table in rows:
-        latency = report["latency"].get(name, {}).get("p50_ms")
+        row = report["latency"].get(name)
+        latency = None if row is None else row["p50_ms"]
         cells = "".join(f"{_fmt(table.get(metric)):>9}" for _, metric in SUMMARY_COLUMNS)
         lines.append(f"{name:<14}{table['cases']:>6}{cells}{_fmt(latency, 2):>9}")
     return lines
 
 
-def section_summary_lines(report: Mapping[str, Any]) -> list[str]:
+def section_summary_lines(report: Report) -> list[str]:
     """The optional sections' tables (docs/head-to-head.md), each after a blank line."""
     formatters = (
-        ("rankers", head_to_head.summary_lines),
-        ("token_cost", tokens.summary_lines),
-        ("start_times", start_times.summary_lines),
+        ("rankers", report.get("rankers"), head_to_head.summary_lines),
+        ("token_cost", report.get("token_cost"), tokens.summary_lines),
+        ("start_times", report.get("start_times"), start_times.summary_lines),
     )
     lines: list[str] = []
-    for name, formatter in formatters:
-        section = report.get(name)
+    for name, section, formatter in formatters:
         if section is None:
             continue
         lines.append("")

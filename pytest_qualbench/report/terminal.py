@@ -9,13 +9,13 @@ is honoured.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pytest_qualbench.evaluation.metrics import NEGATIVE_METRIC
 from pytest_qualbench.report.floors import FloorVerdict
+from pytest_qualbench.report.model import LatencyJson, Report
 from pytest_qualbench.report.summary import SUMMARY_COLUMNS, section_summary_lines, table_lines
 
 GREEN = "green"
@@ -35,7 +35,7 @@ class SummaryLine:
 
 
 def summary(
-    report: Mapping[str, Any],
+    report: Report,
     report_path: Path | None,
     verdicts: Sequence[FloorVerdict],
     verbosity: int,
@@ -57,13 +57,13 @@ def summary(
     return lines
 
 
-def headline(report: Mapping[str, Any]) -> str:
+def headline(report: Report) -> str:
     overall = report["overall"]
     metrics = "  ".join(f"{label} {_fmt(overall.get(metric))}" for label, metric in SUMMARY_COLUMNS)
     return f"{overall['cases']} cases: {metrics}"
 
 
-def negatives_line(report: Mapping[str, Any]) -> SummaryLine:
+def negatives_line(report: Report) -> SummaryLine:
     negatives = report["negatives"]
     total = negatives["cases"]
     if not total:
@@ -73,13 +73,14 @@ def negatives_line(report: Mapping[str, Any]) -> SummaryLine:
     return SummaryLine(text, GREEN if passed == total else RED)
 
 
-def latency_lines(report: Mapping[str, Any]) -> list[str]:
+def latency_lines(report: Report) -> list[str]:
     """Search latency and index time per content type (built, or loaded from the cache)."""
     latency = report["latency"]
+    missing: LatencyJson = {"p50_ms": None, "p95_ms": None, "index_ms": None}
     rows = [name for name in sorted(latency) if name != "overall"] + ["overall"]
     lines = ["", f"{'latency':<14}{'p50 ms':>9}{'p95 ms':>9}{'index ms':>10}{'warm-up ms':>12}"]
     for name in rows:
-        row = latency.get(name, {})
+        row = latency.get(name, missing)
         lines.append(
             f"{name:<14}{_fmt(row.get('p50_ms'), 2):>9}{_fmt(row.get('p95_ms'), 2):>9}"
             f"{_fmt(row.get('index_ms'), 1):>10}{_fmt(row.get('warmup_ms'), 1):>12}"
@@ -89,7 +90,7 @@ def latency_lines(report: Mapping[str, Any]) -> list[str]:
 
 
 def floor_lines(
-    report: Mapping[str, Any], verdicts: Sequence[FloorVerdict], *, every_floor: bool
+    report: Report, verdicts: Sequence[FloorVerdict], *, every_floor: bool
 ) -> list[SummaryLine]:
     """The floors verdict, then each failing floor (each floor under -v)."""
     if not verdicts:
@@ -110,7 +111,7 @@ def floor_lines(
     ]
 
 
-def duplicate_lines(report: Mapping[str, Any]) -> list[SummaryLine]:
+def duplicate_lines(report: Report) -> list[SummaryLine]:
     """One warning per case whose engine returned a chunk twice (the repeat counted once)."""
     repeated = [case for case in report["cases"] if case.get("duplicate_results")]
     lines = [

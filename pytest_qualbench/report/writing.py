@@ -31,12 +31,15 @@ def subset_path(path: Path) -> Path:
     return path.with_name(f"{path.stem}{SUBSET_SUFFIX}{path.suffix}")
 
 
-def write_report(path: Path, report: Mapping[str, Any]) -> None:
-    """Write atomically: a reader (or a crash) never sees half a report."""
+def write_report(path: Path, report: Mapping[str, object]) -> None:
+    """Write atomically: a reader (or a crash) never sees half a report.
+
+    Any JSON object: the writer reads no field, so a `Report` or a test's few keys.
+    """
     write_text_atomic(path, report_text(report))
 
 
-def report_text(report: Mapping[str, Any]) -> str:
+def report_text(report: Mapping[str, object]) -> str:
     """Sorted keys, two-space indentation, and each case and failure on a line of its own.
 
     One line per case makes a diff of two reports one changed line per changed

@@ -13,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pytest_qualbench.engine import capabilities
 from pytest_qualbench.engine.types import Chunk, SearchEngine
 from pytest_qualbench.evaluation.runner import BenchRun
 from pytest_qualbench.fixtures.schema import Case
 from pytest_qualbench.index_cache import IndexCache
+from pytest_qualbench.report.model import Section, Sections
 from pytest_qualbench.sections.head_to_head import Grading, head_to_head
 from pytest_qualbench.sections.rankers import RankerFactory
 from pytest_qualbench.sections.start_times import start_times
@@ -50,14 +50,14 @@ def extra_sections(
     options: SectionOptions,
     retrieved: Mapping[str, int],
     tokens_error: str | None = None,
-) -> dict[str, Any]:
+) -> Sections:
     """The wanted sections over the cases that ran, keyed by their report name.
 
     `retrieved` holds `retrieved_tokens` per case id, from every process that ran
     cases; `tokens_error` is why one of them could not count its texts.
     """
     positives = sorted((case for case in cases if not case.is_negative), key=lambda c: c.case_id)
-    sections: dict[str, Any] = {}
+    sections: Sections = {}
     if not positives:
         return sections
     if options.rankers:
@@ -88,7 +88,7 @@ def extra_sections(
     return sections
 
 
-def guarded(compute: Callable[[], dict[str, Any]], empty: dict[str, Any]) -> dict[str, Any]:
+def guarded(compute: Callable[[], Section], empty: Section) -> Section:
     """The section, or its `empty` shape plus {"skipped": the exception} when computing it raised."""
     # An engine or ranker that raises must not cost the run its report; the
     # engine's own cases already failed with its traceback.
@@ -130,7 +130,7 @@ def retrieved_tokens(bench_run: BenchRun, k: int) -> RetrievedTokens:
 
 def rankers_section(
     bench_run: BenchRun, positives: Sequence[Case], rankers: Sequence[tuple[str, RankerFactory]]
-) -> dict[str, Any]:
+) -> Section:
     """The head-to-head table, or why it could not be made."""
     names = [name for name, _ in rankers]
 
@@ -155,7 +155,7 @@ def rankers_section(
 
 def start_times_section(
     bench_run: BenchRun, positives: Sequence[Case], options: SectionOptions
-) -> dict[str, Any]:
+) -> Section:
     """Cold and seeded start per content type, first positive case's query (by case_id)."""
     if options.engine_spec is None:
         return {"skipped": "engines come from the pytest_qualbench_make_engine hook"}

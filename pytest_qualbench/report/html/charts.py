@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pytest_qualbench.evaluation.metrics import metric_sort_key
 from pytest_qualbench.report.html.model import report_timestamp
+from pytest_qualbench.report.model import CaseJson, Report, Section
 
 if TYPE_CHECKING:
     from markupsafe import Markup
@@ -47,7 +48,7 @@ WIDE_CHART = (960, 380)
 SMALL_CHART = (470, 300)
 
 
-def rank_histogram(report: Mapping[str, Any]) -> list[tuple[str, int]]:
+def rank_histogram(report: Report) -> list[tuple[str, int]]:
     """Positive case counts by first relevant rank: 1..10, >10, not found."""
     counts = dict.fromkeys(
         (*(str(rank) for rank in HISTOGRAM_RANKS), RANK_BEYOND_LABEL, NOT_FOUND_LABEL), 0
@@ -58,7 +59,7 @@ def rank_histogram(report: Mapping[str, Any]) -> list[tuple[str, int]]:
     return list(counts.items())
 
 
-def negative_outcomes(report: Mapping[str, Any]) -> list[tuple[str, int]]:
+def negative_outcomes(report: Report) -> list[tuple[str, int]]:
     """Negative case counts: returned nothing (the pass), returned results."""
     negatives = [case for case in report["cases"] if case["negative"]]
     empty = sum(1 for case in negatives if case["result_count"] == 0)
@@ -96,7 +97,7 @@ def rate_labels(low: float, high: float) -> list[float]:
     return labels if labels[-1] == high else [*labels[:-1], high]
 
 
-def _rank_bucket(case: Mapping[str, Any]) -> str:
+def _rank_bucket(case: CaseJson) -> str:
     rank = case["rank"]
     if rank is None:
         return NOT_FOUND_LABEL
@@ -166,9 +167,7 @@ def _render_chart(chart: Any, chart_id: str) -> Markup:
     return Markup(svg)
 
 
-def content_type_charts(
-    base: Mapping[str, Any] | None, head: Mapping[str, Any]
-) -> tuple[Markup, ...]:
+def content_type_charts(base: Report | None, head: Report) -> tuple[Markup, ...]:
     """One small chart per metric, content types along the axis: few bars, readable values."""
     import pygal
 
@@ -191,7 +190,7 @@ def content_type_charts(
     return tuple(charts)
 
 
-def rank_chart(base: Mapping[str, Any] | None, head: Mapping[str, Any]) -> Markup:
+def rank_chart(base: Report | None, head: Report) -> Markup:
     """Positive cases by first relevant rank (negative cases have their own chart)."""
     head_buckets = rank_histogram(head)
     base_buckets = rank_histogram(base) if base is not None else None
@@ -200,7 +199,7 @@ def rank_chart(base: Mapping[str, Any] | None, head: Mapping[str, Any]) -> Marku
     )
 
 
-def negatives_chart(base: Mapping[str, Any] | None, head: Mapping[str, Any]) -> Markup:
+def negatives_chart(base: Report | None, head: Report) -> Markup:
     """Negative cases by outcome: a negative passes only when nothing comes back."""
     head_counts = negative_outcomes(head)
     base_counts = negative_outcomes(base) if base is not None else None
@@ -229,7 +228,7 @@ def _count_chart(
     return _render_chart(chart, chart_id)
 
 
-def rankers_chart(rankers: Mapping[str, Any]) -> Markup:
+def rankers_chart(rankers: Section) -> Markup:
     import pygal
 
     names = list(rankers["rankers"])
@@ -243,13 +242,13 @@ def rankers_chart(rankers: Mapping[str, Any]) -> Markup:
     return _render_chart(chart, "qb-rankers")
 
 
-def _trend_label(report: Mapping[str, Any]) -> str:
+def _trend_label(report: Report) -> str:
     git = report["metadata"]["git"]
     when = report_timestamp(report).strftime("%Y-%m-%d %H:%M")
     return when if git is None else f"{when} {str(git['sha'])[:7]}"
 
 
-def trend_chart(series: Sequence[Mapping[str, Any]]) -> Markup:
+def trend_chart(series: Sequence[Report]) -> Markup:
     import pygal
 
     values = [report["overall"][metric] for report in series for metric in TREND_METRICS]

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from pytest_qualbench.report.model import Report
 
 if TYPE_CHECKING:
     from markupsafe import Markup
@@ -157,5 +159,5 @@ class Page:
     trend_chart: Markup | None
 
 
-def report_timestamp(report: Mapping[str, Any]) -> datetime:
+def report_timestamp(report: Report) -> datetime:
     return datetime.fromisoformat(str(report["metadata"]["timestamp"]))

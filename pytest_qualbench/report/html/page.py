@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pytest_qualbench.compare.formatting import described
 from pytest_qualbench.evaluation.metrics import metric_sort_key
@@ -28,28 +28,32 @@ from pytest_qualbench.report.html.model import (
     TopResult,
     report_timestamp,
 )
+from pytest_qualbench.report.model import (
+    CaseJson,
+    MetricTable,
+    Negatives,
+    Report,
+    TopResultJson,
+)
 
-if TYPE_CHECKING:
-    pass
 
-
-def order_by_timestamp(reports: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+def order_by_timestamp(reports: Sequence[Report]) -> list[Report]:
     """Oldest first by metadata.timestamp; equal timestamps keep their given order."""
     return sorted(reports, key=lambda report: report_timestamp(report))
 
 
-def cases_left_out(reports: Sequence[Mapping[str, Any]]) -> tuple[str, ...]:
+def cases_left_out(reports: Sequence[Report]) -> tuple[str, ...]:
     """Case ids that some report has and another lacks, sorted."""
-    id_sets = [{case["case_id"] for case in report["cases"]} for report in reports]
-    return tuple(sorted(set.union(*id_sets) - set.intersection(*id_sets)))
+    first, *others = [{case["case_id"] for case in report["cases"]} for report in reports]
+    return tuple(sorted(first.union(*others) - first.intersection(*others)))
 
 
 def restrict_to_shared_cases(
-    reports: Sequence[Mapping[str, Any]],
-) -> list[Mapping[str, Any]]:
+    reports: Sequence[Report],
+) -> list[Report]:
     """Each report cut to the case ids all reports share, aggregates recomputed as case means."""
     shared = set.intersection(*({case["case_id"] for case in r["cases"]} for r in reports))
-    restricted: list[Mapping[str, Any]] = []
+    restricted: list[Report] = []
     for report in reports:
         cases = [case for case in report["cases"] if case["case_id"] in shared]
         positives = [case for case in cases if not case["negative"]]
@@ -68,19 +72,25 @@ def restrict_to_shared_cases(
                     )
                     for content_type in content_types
                 },
-                "negatives": aggregate_cases(negatives, ["negative_pass"]),
+                "negatives": negatives_table(negatives),
             }
         )
     return restricted
 
 
-def aggregate_cases(cases: Sequence[Mapping[str, Any]], names: Sequence[str]) -> dict[str, Any]:
+def aggregate_cases(cases: Sequence[CaseJson], names: Sequence[str]) -> MetricTable:
     """Mean of each named metric over the cases carrying it, None if none do (report-format.md)."""
-    aggregate: dict[str, Any] = {"cases": len(cases)}
+    aggregate: MetricTable = {"cases": len(cases)}
     for name in names:
-        values = [case["metrics"][name] for case in cases if case["metrics"].get(name) is not None]
+        values = [value for case in cases if (value := case["metrics"].get(name)) is not None]
         aggregate[name] = sum(values) / len(values) if values else None
     return aggregate
+
+
+def negatives_table(cases: Sequence[CaseJson]) -> Negatives:
+    """The negatives table of the cases, without the per content type tables."""
+    table = aggregate_cases(cases, ["negative_pass"])
+    return {"cases": len(cases), "negative_pass": table["negative_pass"]}
 
 
 def mark_needles(text: str, needles: Sequence[str]) -> tuple[Segment, ...]:
@@ -105,7 +115,7 @@ def mark_needles(text: str, needles: Sequence[str]) -> tuple[Segment, ...]:
 
 
 def build_page(
-    series: Sequence[Mapping[str, Any]],
+    series: Sequence[Report],
     *,
     comparison: Mapping[str, Any] | None,
     hashes_differ: bool = False,
@@ -136,7 +146,8 @@ def build_page(
         floors=floors,
         verdict=_page_verdict(floors, head),
         verdict_ok=not head["failures"] and all(floor.verdict != "FAIL" for floor in floors),
-        positive_cases=int(head["overall"]["cases"]),
+        # A table's `cases` is a count, never null.
+        positive_cases=int(head["overall"]["cases"] or 0),
         negative_cases=int(head["negatives"]["cases"]),
         failures=_failed_cases(base, head),
         not_checked=tuple(
@@ -169,7 +180,7 @@ def _verdict(ok: bool | None) -> str:
     return "pass" if ok else "FAIL"
 
 
-def _page_verdict(floors: Sequence[FloorRow], head: Mapping[str, Any]) -> str:
+def _page_verdict(floors: Sequence[FloorRow], head: Report) -> str:
     failed = sum(1 for floor in floors if floor.verdict == "FAIL")
     failing_cases = len({failure["case_id"] for failure in head["failures"]})
     enforced = [floor for floor in floors if floor.verdict != "not enforced"]
@@ -184,7 +195,7 @@ def _page_verdict(floors: Sequence[FloorRow], head: Mapping[str, Any]) -> str:
     return f"{floor_text}; {failing_cases} failing case(s)"
 
 
-def _headline_values(report: Mapping[str, Any]) -> dict[str, float | None]:
+def _headline_values(report: Report) -> dict[str, float | None]:
     values: dict[str, float | None] = {
         name: value for name, value in report["overall"].items() if name != "cases"
     }
@@ -197,8 +208,8 @@ def _delta(base: float | None, head: float | None) -> float | None:
 
 
 def _headline(
-    base: Mapping[str, Any] | None,
-    head: Mapping[str, Any],
+    base: Report | None,
+    head: Report,
     significance: Mapping[str, str],
 ) -> tuple[HeadlineRow, ...]:
     head_values = _headline_values(head)
@@ -239,7 +250,7 @@ def _significance_by_metric(comparison: Mapping[str, Any] | None) -> dict[str, s
     return texts
 
 
-def _needles_by_case(report: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
+def _needles_by_case(report: Report) -> dict[str, tuple[str, ...]]:
     """Expected needles where a `needles` failure states them; for a case judged by entry,
     its relevant entries with their grades (`md_003 (grade 2)`)."""
     return {
@@ -253,13 +264,11 @@ def _needles_by_case(report: Mapping[str, Any]) -> dict[str, tuple[str, ...]]:
     }
 
 
-def _failed_ids(report: Mapping[str, Any]) -> set[str]:
+def _failed_ids(report: Report) -> set[str]:
     return {failure["case_id"] for failure in report["failures"]}
 
 
-def _failed_cases(
-    base: Mapping[str, Any] | None, head: Mapping[str, Any]
-) -> tuple[FailedCase, ...]:
+def _failed_cases(base: Report | None, head: Report) -> tuple[FailedCase, ...]:
     cases = {case["case_id"]: case for case in head["cases"]}
     needles = _needles_by_case(head)
     base_failed = _failed_ids(base) if base is not None else set()
@@ -303,14 +312,14 @@ def _failed_cases(
     return tuple(failed)
 
 
-def _newly_passing(base: Mapping[str, Any] | None, head: Mapping[str, Any]) -> tuple[str, ...]:
+def _newly_passing(base: Report | None, head: Report) -> tuple[str, ...]:
     if base is None:
         return ()
     head_ids = {case["case_id"] for case in head["cases"]}
     return tuple(sorted((_failed_ids(base) - _failed_ids(head)) & head_ids))
 
 
-def _top_result(result: Mapping[str, Any], needles: Sequence[str]) -> TopResult:
+def _top_result(result: TopResultJson, needles: Sequence[str]) -> TopResult:
     snippet = str(result["snippet"])
     return TopResult(
         rank=int(result["rank"]),
@@ -321,7 +330,7 @@ def _top_result(result: Mapping[str, Any], needles: Sequence[str]) -> TopResult:
     )
 
 
-def _run_info(label: str, report: Mapping[str, Any]) -> RunInfo:
+def _run_info(label: str, report: Report) -> RunInfo:
     metadata = report["metadata"]
     git = metadata["git"]
     engine = metadata["engine"]

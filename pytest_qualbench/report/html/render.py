@@ -14,6 +14,7 @@ from pytest_qualbench.report.html.page import (
     order_by_timestamp,
     restrict_to_shared_cases,
 )
+from pytest_qualbench.report.model import Report
 from pytest_qualbench.report.writing import write_text_atomic
 
 if TYPE_CHECKING:
@@ -27,7 +28,7 @@ def require_html_extra() -> None:
 
 
 def render_html(
-    reports: Sequence[Mapping[str, Any]],
+    reports: Sequence[Report],
     *,
     comparison: Mapping[str, Any] | None = None,
     intersect: bool = False,
