@@ -55,6 +55,38 @@ def test_two_workers_match_serial(pytester: pytest.Pytester) -> None:
     parallel.stdout.fnmatch_lines(["*= qualbench =*", "overall*24*"])
 
 
+WIRE_PROBE = """
+import json
+
+copies = []
+
+
+def pytest_runtest_logreport(report):
+    if report.when == "call":
+        copies.append(hasattr(report, "qualbench_case"))
+
+
+def pytest_sessionfinish(session):
+    if not hasattr(session.config, "workeroutput"):
+        with open("copies.json", "w") as out:
+            json.dump(copies, out)
+"""
+
+
+@pytest.mark.usefixtures("bench")
+@pytest.mark.parametrize(("args", "copied"), [((), False), (("-n", "2"), True)])
+def test_only_a_workers_records_travel_as_a_wire_copy(
+    pytester: pytest.Pytester, args: tuple[str, ...], copied: bool
+) -> None:
+    # A serial run's collector takes each record from its item: the report is whole
+    # though no report carries the copy.
+    pytester.makeconftest(WIRE_PROBE)
+    pytester.runpytest_subprocess("--qualbench", *args)
+    copies = json.loads((pytester.path / "copies.json").read_text())
+    assert copies == [copied] * 36
+    assert len(read(pytester, ".qualbench/report.json")["cases"]) == 36
+
+
 @pytest.mark.usefixtures("bench")
 def test_crashed_worker_keeps_its_case_in_the_denominator(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(

@@ -16,6 +16,7 @@ import pytest
 from pytest_qualbench.evaluation.judge import CaseRecord, error_record
 from pytest_qualbench.evaluation.runner import BenchRun, engine_info
 from pytest_qualbench.fixtures.schema import Case, FixtureSet
+from pytest_qualbench.plugin.items import CaseItem
 from pytest_qualbench.sections.extra import retrieved_tokens
 
 
@@ -60,6 +61,12 @@ class Collector:
         self.close_problems: list[str] = []
         # The engine could not start (plugin.session, or a worker's build): no report.
         self.startup_error: str | None = None
+
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> None:
+        # A case this process ran: the record itself; only a worker's record needs the
+        # copy through its wire form (to_wire, from_wire).
+        if isinstance(item, CaseItem) and call.when == "call" and item.record is not None:
+            self.records[item.case.case_id] = item.record
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         wire = getattr(report, "qualbench_case", None)
