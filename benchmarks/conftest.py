@@ -1,14 +1,25 @@
-"""Benchmark session wiring: the --scale option, scale-ordered tests, the closing table."""
+"""Benchmark session wiring: --scale and --corpus, their order, the closing table.
+
+A test asking for `scale` runs at every chosen scale, one asking for
+`corpus_name` on every chosen corpus (corpora.CORPORA), one asking for `system`
+once per system (systems.SYSTEMS) and corpus and scale. Tests run scale by scale
+and corpus by corpus; within each, one test function's systems run one after
+another, and each (corpus, scale) starts one system later than the one before,
+so no system always runs first (on cold caches) or last.
+"""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable, Sequence
 
 import pytest
 
+from benchmarks.corpora import CORPORA
 from benchmarks.corpus import SCALES
 from benchmarks.ledger import Ledger
 from benchmarks.quality import QualityRun, fold_lines, table_lines
+from benchmarks.systems import SYSTEMS
 from benchmarks.workbench import Workbench
 
 LEDGER = pytest.StashKey[Ledger]()
@@ -16,24 +27,41 @@ WORKBENCH = pytest.StashKey[Workbench]()
 QUALITY = pytest.StashKey[list[QualityRun]]()
 
 
-def scale_list(value: str) -> list[str]:
-    """Parse --scale: a comma-separated subset of the known scales, kept in size order."""
-    chosen = [part.strip() for part in value.split(",") if part.strip()]
-    unknown = [part for part in chosen if part not in SCALES]
-    if unknown or not chosen:
-        raise argparse.ArgumentTypeError(
-            f"unknown scale {', '.join(unknown) or value!r}; choose from {', '.join(SCALES)}"
-        )
-    return [scale for scale in SCALES if scale in chosen]
+def choice_list(known: Sequence[str], what: str) -> Callable[[str], list[str]]:
+    """A parser of a comma-separated subset of `known`, kept in the order of `known`."""
+
+    def parse(value: str) -> list[str]:
+        chosen = [part.strip() for part in value.split(",") if part.strip()]
+        unknown = [part for part in chosen if part not in known]
+        if unknown or not chosen:
+            raise argparse.ArgumentTypeError(
+                f"unknown {what} {', '.join(unknown) or value!r}; choose from {', '.join(known)}"
+            )
+        return [name for name in known if name in chosen]
+
+    return parse
+
+
+def rotated(systems: Sequence[str], shift: int) -> list[str]:
+    """The systems starting `shift` places later, wrapping around."""
+    start = shift % len(systems)
+    return [*systems[start:], *systems[:start]]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--scale",
         dest="bench_scales",
-        type=scale_list,
+        type=choice_list(list(SCALES), "scale"),
         default=list(SCALES),
         help=f"corpus sizes to benchmark, comma-separated from {','.join(SCALES)} (default: all)",
+    )
+    parser.addoption(
+        "--corpus",
+        dest="bench_corpora",
+        type=choice_list(list(CORPORA), "corpus"),
+        default=list(CORPORA),
+        help=f"corpora to benchmark, comma-separated from {','.join(CORPORA)} (default: all)",
     )
 
 
@@ -45,20 +73,44 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    corpora = metafunc.config.option.bench_corpora
+    scales = metafunc.config.option.bench_scales
+    if "system" in metafunc.fixturenames:
+        metafunc.parametrize(
+            ("corpus_name", "scale", "system"),
+            [
+                (corpus, scale, system)
+                for corpus in corpora
+                for scale in scales
+                for system in rotated(
+                    SYSTEMS, list(CORPORA).index(corpus) + list(SCALES).index(scale)
+                )
+            ],
+        )
+        return
+    if "corpus_name" in metafunc.fixturenames:
+        metafunc.parametrize("corpus_name", corpora)
     if "scale" in metafunc.fixturenames:
-        metafunc.parametrize("scale", metafunc.config.option.bench_scales)
+        metafunc.parametrize("scale", scales)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    # Run scale by scale, so the workbench holds one scale's indexes at a time.
-    order = list(SCALES)
+    # Scale by scale, then corpus by corpus, so the workbench holds one corpus's indexes
+    # at a time; the sort is stable, which keeps the systems' order within each.
+    scales = list(SCALES)
+    corpora = list(CORPORA)
 
-    def scale_rank(item: pytest.Item) -> int:
+    def rank(item: pytest.Item) -> tuple[int, int]:
         callspec = getattr(item, "callspec", None)
-        scale = callspec.params.get("scale") if callspec is not None else None
-        return -1 if scale is None else order.index(scale)
+        params = callspec.params if callspec is not None else {}
+        scale = params.get("scale")
+        corpus = params.get("corpus_name")
+        return (
+            -1 if scale is None else scales.index(scale),
+            -1 if corpus is None else corpora.index(corpus),
+        )
 
-    items.sort(key=scale_rank)
+    items.sort(key=rank)
 
 
 @pytest.fixture(scope="session")

@@ -142,10 +142,15 @@ def run_in(directory: Path, command: Sequence[str]) -> None:
     )
 
 
+def pytest_command(args: Sequence[str]) -> list[str]:
+    """A pytest process with the arguments every timed run shares."""
+    return [sys.executable, "-m", "pytest", *BASE_ARGS, *args]
+
+
 def run_pytest(directory: Path, args: Sequence[str]) -> float:
     """Wall milliseconds of one pytest process in directory, start-up included."""
     started = time.perf_counter()
-    run_in(directory, [sys.executable, "-m", "pytest", *BASE_ARGS, *args])
+    run_in(directory, pytest_command(args))
     return (time.perf_counter() - started) * 1000.0
 
 

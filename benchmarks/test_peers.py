@@ -1,23 +1,41 @@
 """The engine against bm25s, tantivy and SQLite FTS5: same corpus, same queries, same run.
 
-Builds run in a fresh process per system (fresh_build), alternated system by
-system and repeated, so time and memory are each system's own and a slow
-stretch of the machine does not land on one system only. Queries run in this
-process on every system in turn, one query at a time (measure.interleaved_pass).
+Every figure is a pytest-benchmark benchmark, one per (corpus, scale, system), so
+`--benchmark-json` stores it and `pytest-benchmark compare` sets it beside another
+commit's; the closing table (ledger) reads its values from these benchmarks.
+
+- `test_fresh_builds`: each round is one build in a fresh process (fresh_build), so
+  time and memory are the system's own. The round's time is the build as the child
+  timed it around `build()`, handed to pytest-benchmark by a clock that moves only
+  by what the child measured (fresh_build.ChildClock). A timer around the subprocess would add
+  the interpreter's start, the imports, the corpus generation and the warm-up
+  build, which are most of a 1k round, differ from system to system and are no
+  part of a build. Peak and retained RSS of each round go to `extra_info`.
+- `test_first_sight_queries`: each round is one query seen for the first time, as
+  a benchmark run sees it (the engine's typo corrections run then), one iteration,
+  no warm-up: the median is the p50 over queries, the rounds in query order give
+  p95 and the typo/exact split. Recall goes to `extra_info`.
+- `test_repeat_queries`: one untimed pass, then rounds over later passes, which hit
+  whatever a system memoises (stems, corrections).
+
+A system's queries run back to back, not interleaved query by query with the other
+systems: a pytest-benchmark benchmark times one test. A change in the machine's
+pace during one system's block lands on that system alone; the blocks are short
+(200 queries, well under a second to a few seconds) and each (corpus, scale) starts
+one system later (conftest), so none always runs first.
 """
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-from pathlib import Path
+import itertools
 
+import pytest
 from pytest_benchmark.fixture import BenchmarkFixture
 
+from benchmarks import fresh_build
 from benchmarks.corpus import SCALES
+from benchmarks.fresh_build import ChildClock
 from benchmarks.ledger import (
-    BUILD_S,
     EXACT_P50_MS,
     PEAK_MB,
     QUERY_P50_MS,
@@ -28,90 +46,117 @@ from benchmarks.ledger import (
     TYPO_P50_MS,
     Ledger,
 )
-from benchmarks.measure import interleaved_pass, median_query_ms, percentile_query_ms
-from benchmarks.systems import SYSTEMS
+from benchmarks.rounds import rounds_s, skip_unless_timed
 from benchmarks.workbench import Workbench
 
-REPO = Path(__file__).resolve().parent.parent
-# Rounds of one fresh build per system; a 100k round takes minutes.
+# Fresh builds per system; a 100k round takes minutes.
 BUILD_ROUNDS = {"1k": 3, "10k": 3, "100k": 2}
 # Passes over the 200 queries after the first; a 100k FTS5 pass takes many seconds.
 REPEAT_PASSES = {"1k": 3, "10k": 3, "100k": 2}
 # Every system must find the source chunk of at least this share of the queries.
 MIN_SOURCE_RECALL = 0.5
-FRESH_BUILD_TIMEOUT_S = 1800
+QUERY_FIGURES = (QUERY_P50_MS, QUERY_P95_MS, TYPO_P50_MS, EXACT_P50_MS, RECALL)
+CHILD_CLOCK = ChildClock()
 
 
-def fresh_build(system: str, chunks: int) -> dict[str, float]:
-    completed = subprocess.run(
-        [sys.executable, "-m", "benchmarks.fresh_build", system, str(chunks)],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=FRESH_BUILD_TIMEOUT_S,
-    )
-    measured: dict[str, float] = json.loads(completed.stdout.strip().splitlines()[-1])
-    return measured
-
-
-def test_builds_in_fresh_processes(benchmark: BenchmarkFixture, ledger: Ledger, scale: str) -> None:
-    rounds: list[int] = []
-
-    def one_round() -> None:
-        # Each round starts one system later, so none always builds first.
-        shift = len(rounds) % len(SYSTEMS)
-        for system in SYSTEMS[shift:] + SYSTEMS[:shift]:
-            measured = fresh_build(system, SCALES[scale])
-            ledger.record(scale, BUILD_S, system, measured["build_s"])
-            ledger.record(scale, PEAK_MB, system, measured["peak_mb"])
-            ledger.record(scale, RETAINED_MB, system, measured["retained_mb"])
-        rounds.append(shift)
-
-    benchmark.group = f"fresh builds {scale}"
-    # pytest-benchmark ships no type hints.
-    benchmark.pedantic(  # type: ignore[no-untyped-call]
-        one_round, rounds=BUILD_ROUNDS[scale], iterations=1
-    )
-    for system in SYSTEMS:
-        assert ledger.get(scale, RETAINED_MB, system) is not None
-
-
-def test_queries_interleaved(
-    benchmark: BenchmarkFixture, workbench: Workbench, ledger: Ledger, scale: str
+@pytest.mark.benchmark(timer=CHILD_CLOCK)
+def test_fresh_builds(
+    benchmark: BenchmarkFixture, ledger: Ledger, corpus_name: str, scale: str, system: str
 ) -> None:
-    corpus = workbench.corpus(scale)
-    systems = workbench.systems(scale)
-    searches = {name: built.search for name, built in systems.items()}
-    queries = [query.text for query in corpus.queries]
-    # The first pass sees each query for the first time, as a benchmark run does (each
-    # case runs once); later passes hit whatever a system memoises (stems, corrections).
-    first: dict[str, list[list[int]]] = {name: [[] for _ in queries] for name in searches}
-    results = interleaved_pass(searches, queries, first)
-    repeats: dict[str, list[list[int]]] = {name: [[] for _ in queries] for name in searches}
-    benchmark.group = f"interleaved query passes {scale}"
-    # pytest-benchmark ships no type hints.
+    skip_unless_timed(benchmark)
+    peak_mb: list[float] = []
+    retained_mb: list[float] = []
+
+    def one_build() -> None:
+        measured = fresh_build.run(corpus_name, system, SCALES[scale])
+        CHILD_CLOCK.advance(measured["build_s"])
+        peak_mb.append(measured["peak_mb"])
+        retained_mb.append(measured["retained_mb"])
+
+    benchmark.group = f"fresh build, {corpus_name} {scale}"
+    # pytest-benchmark's methods carry no type hints.
     benchmark.pedantic(  # type: ignore[no-untyped-call]
-        interleaved_pass,
-        args=(searches, queries, repeats),
-        rounds=REPEAT_PASSES[scale],
+        one_build, rounds=BUILD_ROUNDS[scale], iterations=1
+    )
+    benchmark.extra_info[PEAK_MB] = peak_mb
+    benchmark.extra_info[RETAINED_MB] = retained_mb
+    ledger.record_builds(
+        corpus_name,
+        scale,
+        system,
+        rounds_s(benchmark),
+        benchmark.extra_info[PEAK_MB],
+        benchmark.extra_info[RETAINED_MB],
+    )
+
+
+def test_first_sight_queries(
+    benchmark: BenchmarkFixture,
+    workbench: Workbench,
+    ledger: Ledger,
+    corpus_name: str,
+    scale: str,
+    system: str,
+) -> None:
+    skip_unless_timed(benchmark)
+    corpus = workbench.corpus(corpus_name, scale)
+    built = workbench.systems(corpus_name, scale)[system]
+    pending = iter(corpus.queries)
+    found: list[list[int]] = []
+
+    def next_query() -> tuple[tuple[str], dict[str, object]]:
+        return (next(pending).text,), {}
+
+    def search(query: str) -> None:
+        found.append(built.search(query))
+
+    benchmark.group = f"first-sight queries, {corpus_name} {scale}"
+    benchmark.pedantic(  # type: ignore[no-untyped-call]
+        search, setup=next_query, rounds=len(corpus.queries), iterations=1
+    )
+    row_of = {entry.id: row for row, entry in enumerate(corpus.entries)}
+    hits = sum(
+        row_of[query.source_entry_id] in rows
+        for query, rows in zip(corpus.queries, found, strict=True)
+    )
+    benchmark.extra_info[RECALL] = hits / len(corpus.queries)
+    ledger.record_queries(
+        corpus_name,
+        scale,
+        system,
+        rounds_s(benchmark),
+        [query.has_typo for query in corpus.queries],
+        benchmark.extra_info[RECALL],
+    )
+    # The p95 and the typo/exact split, so the stored JSON holds every table figure.
+    benchmark.extra_info.update(ledger.figures(corpus_name, scale, system, QUERY_FIGURES))
+    assert benchmark.extra_info[RECALL] >= MIN_SOURCE_RECALL, f"{system} finds too little"
+
+
+def test_repeat_queries(
+    benchmark: BenchmarkFixture,
+    workbench: Workbench,
+    ledger: Ledger,
+    corpus_name: str,
+    scale: str,
+    system: str,
+) -> None:
+    skip_unless_timed(benchmark)
+    corpus = workbench.corpus(corpus_name, scale)
+    built = workbench.systems(corpus_name, scale)[system]
+    texts = itertools.cycle([query.text for query in corpus.queries])
+
+    def next_query() -> tuple[tuple[str], dict[str, object]]:
+        return (next(texts),), {}
+
+    benchmark.group = f"repeat queries, {corpus_name} {scale}"
+    # The warm-up rounds are one untimed pass, so the timed ones are all repeats.
+    benchmark.pedantic(  # type: ignore[no-untyped-call]
+        built.search,
+        setup=next_query,
+        rounds=REPEAT_PASSES[scale] * len(corpus.queries),
+        warmup_rounds=len(corpus.queries),
         iterations=1,
     )
-    typo = [number for number, query in enumerate(corpus.queries) if query.has_typo]
-    exact = [number for number, query in enumerate(corpus.queries) if not query.has_typo]
-    row_of = {entry.id: row for row, entry in enumerate(corpus.entries)}
-    for name in searches:
-        samples = first[name]
-        ledger.record(scale, QUERY_P50_MS, name, median_query_ms(samples))
-        ledger.record(scale, QUERY_P95_MS, name, percentile_query_ms(samples, 95))
-        ledger.record(scale, TYPO_P50_MS, name, median_query_ms([samples[n] for n in typo]))
-        ledger.record(scale, EXACT_P50_MS, name, median_query_ms([samples[n] for n in exact]))
-        ledger.record(scale, REPEAT_P50_MS, name, median_query_ms(repeats[name]))
-        found = sum(
-            row_of[query.source_entry_id] in rows
-            for query, rows in zip(corpus.queries, results[name], strict=True)
-        )
-        ledger.record(scale, RECALL, name, found / len(queries))
-    for name in searches:
-        recall = ledger.get(scale, RECALL, name)
-        assert recall is not None and recall >= MIN_SOURCE_RECALL, f"{name} finds too little"
+    ledger.record_repeats(corpus_name, scale, system, rounds_s(benchmark))
+    benchmark.extra_info.update(ledger.figures(corpus_name, scale, system, (REPEAT_P50_MS,)))
