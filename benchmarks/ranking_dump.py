@@ -1,11 +1,12 @@
 """Dump the built-in engine's rankings, so a speed change can be shown to leave them alone.
 
-`python -m benchmarks.ranking_dump OUT [--chunks N]` writes one JSON line per
-query: the top 10 results as (source, position, score as its exact repr, layer)
-and the corrected query. The queries are every case of bench_fixtures/ against
-its content type's corpus, then the benchmark's 200 queries against the first
-N chunks of the synthetic corpus (default 10,000; 0 skips it). Two dumps taken
-before and after a change must be byte-identical.
+`python -m benchmarks.ranking_dump OUT [--chunks N] [--corpus compound]` writes one
+JSON line per query: the top 10 results as (source, position, score as its exact
+repr, layer) and the corrected query. The queries are every case of bench_fixtures/
+against its content type's corpus, then the benchmark's 200 queries against the
+first N chunks of the synthetic corpus (`benchmarks.corpus`, default) or the
+compound-identifier one (`benchmarks.compound_corpus`); N defaults to 10,000, 0
+skips it. Two dumps taken before and after a change must be byte-identical.
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from benchmarks.corpus import build_corpus
+from benchmarks import compound_corpus, corpus
 from pytest_qualbench.engine import ALL_KINDS, Engine
 from pytest_qualbench.fixtures import Entry, load_fixture_set
 
 REPO = Path(__file__).resolve().parent.parent
+BUILDERS = {"synthetic": corpus.build_corpus, "compound": compound_corpus.build_corpus}
 LIMIT = 10
 
 
@@ -42,23 +44,22 @@ def fixture_rankings() -> Iterator[str]:
         yield from ranking_lines(content_type, entries, queries)
 
 
-def synthetic_rankings(chunks: int) -> Iterator[str]:
-    corpus = build_corpus(chunks)
-    yield from ranking_lines(
-        f"synthetic-{chunks}", corpus.entries, [q.text for q in corpus.queries]
-    )
+def synthetic_rankings(name: str, chunks: int) -> Iterator[str]:
+    built = BUILDERS[name](chunks)
+    yield from ranking_lines(f"{name}-{chunks}", built.entries, [q.text for q in built.queries])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path)
     parser.add_argument("--chunks", type=int, default=10_000)
+    parser.add_argument("--corpus", choices=sorted(BUILDERS), default="synthetic")
     args = parser.parse_args()
     with args.out.open("w", encoding="utf-8") as stream:
         for line in fixture_rankings():
             stream.write(line + "\n")
         if args.chunks:
-            for line in synthetic_rankings(args.chunks):
+            for line in synthetic_rankings(args.corpus, args.chunks):
                 stream.write(line + "\n")
 
 
