@@ -71,7 +71,7 @@ def figures(name: str, chunks: int, profile: io.StringIO | None) -> dict[str, ob
         profiler.runcall(lambda: [systems[ENGINE].search(query) for query in queries])
         profile.write(f"== {name} at {chunks} chunks: a second engine pass of the queries\n")
         stats = pstats.Stats(profiler, stream=profile)
-        stats.sort_stats("cumulative").print_stats(PROFILE_LINES)
+        stats.sort_stats("cumulative").print_stats("pytest_qualbench", PROFILE_LINES)
     return measured
 
 
