@@ -10,9 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from benchmarks import compound_corpus
 from benchmarks.corpus import Corpus, build_corpus
 
 CORPORA: dict[str, Callable[[int], Corpus]] = {
     # Software docs, log excerpts and JSON records over a Zipfian vocabulary (corpus.py).
     "prose": build_corpus,
+    # Compound identifiers glued from 46 morphemes, so trigrams are shared widely: the
+    # overlap that makes candidate checks costly (compound_corpus.py).
+    "compound": compound_corpus.build_corpus,
 }
