@@ -363,8 +363,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report.qualbench_case_id = item.case.case_id
         # Only a worker's record travels as a copy; a serial run's collector takes the
         # record from the item itself (Collector.pytest_runtest_makereport).
-        on_worker = hasattr(item.config, "workeroutput")
-        if on_worker and call.when == "call" and item.record is not None:
+        if is_xdist_worker(item.config) and call.when == "call" and item.record is not None:
             report.qualbench_case = item.record.to_wire()
     return report
 
