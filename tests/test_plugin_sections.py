@@ -133,6 +133,32 @@ def test_token_cost_by_default_and_skipped_at_k_0(pytester: pytest.Pytester) -> 
     refused.stderr.fnmatch_lines(["*--qualbench-tokens-k: -1 is not >= 0*"])
 
 
+TOKENIZER_PROBE = """
+import sys
+
+def pytest_unconfigure(config):
+    with open("tokenizer-imported.txt", "a") as log:
+        log.write(f"{'bpe_openai' in sys.modules}\\n")
+"""
+
+
+@pytest.mark.usefixtures("bench")
+def test_a_second_run_takes_its_token_counts_from_the_cache_without_the_tokenizer(
+    pytester: pytest.Pytester,
+) -> None:
+    pytest.importorskip("bpe_openai")
+    pytester.makeconftest(TOKENIZER_PROBE)
+    # Fresh processes: this one may have imported bpe_openai in another test.
+    first = pytester.runpytest_subprocess("--qualbench")
+    first.assert_outcomes(passed=5)
+    first_section = read_report(pytester)["token_cost"]
+    second = pytester.runpytest_subprocess("--qualbench")
+    second.assert_outcomes(passed=5)
+    assert read_report(pytester)["token_cost"] == first_section
+    assert first_section["exact"] is True
+    assert (pytester.path / "tokenizer-imported.txt").read_text().split() == ["True", "False"]
+
+
 def test_start_times_cold_then_seeded_from_the_cache(
     pytester: pytest.Pytester, write_fixture: WriteFixture, word_engine: None
 ) -> None:

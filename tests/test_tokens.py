@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 import pytest
 
 from pytest_qualbench.engine.types import IndexState, Result
@@ -17,7 +21,9 @@ from pytest_qualbench.sections import tokens
 from pytest_qualbench.sections.extra import retrieved_tokens
 from pytest_qualbench.sections.tokens import (
     APPROXIMATE_METHOD,
+    RETRIEVED_NAME,
     TOKENS_FORMAT,
+    KeptCounts,
     TokenCounter,
     approximate_tokens,
     reduction_percent,
@@ -169,3 +175,102 @@ def test_a_planted_count_is_not_taken(tmp_path: Path, planted: object) -> None:
     key = texts_key(f"{TOKENS_FORMAT}\0{WORDS.method}", [entry.haystack for entry in markdown])
     cache.store_state("markdown", key, IndexState(arrays={}, document={"tokens": planted}))
     assert whole_corpus_tokens("markdown", markdown, WORDS, cache) == 6
+
+
+def test_choosing_the_counter_does_not_import_the_tokenizer() -> None:
+    pytest.importorskip("bpe_openai")
+    # A fresh interpreter: this one may have imported bpe_openai in another test.
+    probe = (
+        "import sys\n"
+        "from pytest_qualbench.sections.tokens import token_counter\n"
+        "counter = token_counter()\n"
+        "assert counter.exact and 'bpe_openai' not in sys.modules, sorted(sys.modules)\n"
+        "assert counter.count('hello world') == 2 and 'bpe_openai' in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", probe], check=True)
+
+
+def counting(tally: list[str]) -> TokenCounter:
+    """WORDS, noting each text it is asked to count."""
+
+    def count(text: str) -> int:
+        tally.append(text)
+        return len(text.split())
+
+    return TokenCounter(WORDS.method, True, count)
+
+
+def test_kept_counts_are_taken_by_the_next_run_and_only_misses_are_counted(
+    tmp_path: Path,
+) -> None:
+    cache = IndexCache(tmp_path)
+    first: list[str] = []
+    run = KeptCounts(counting(first), cache)
+    assert [run.count(text) for text in ("a b", "c d e", "a b")] == [2, 3, 2]
+    assert first == ["a b", "c d e"]
+    run.store()
+    second: list[str] = []
+    rerun = KeptCounts(counting(second), cache)
+    assert [rerun.count(text) for text in ("c d e", "f")] == [3, 1]
+    assert second == ["f"]
+    rerun.store()
+    # Another counter method takes nothing kept for this one.
+    other: list[str] = []
+    assert KeptCounts(TokenCounter("other", True, counting(other).count), cache).count("a b") == 2
+    assert other == ["a b"]
+
+
+def test_a_run_that_counted_nothing_new_leaves_the_cache_alone(tmp_path: Path) -> None:
+    cache = IndexCache(tmp_path)
+    run = KeptCounts(WORDS, cache)
+    run.count("a b")
+    run.store()
+    manifest = cache.path(RETRIEVED_NAME)
+    before = manifest.stat().st_mtime_ns
+    rerun = KeptCounts(WORDS, cache)
+    rerun.count("a b")
+    rerun.store()
+    assert manifest.stat().st_mtime_ns == before
+
+
+def test_this_runs_texts_are_kept_first_and_the_rest_up_to_the_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tokens, "KEPT_TEXTS", 3)
+    cache = IndexCache(tmp_path)
+    run = KeptCounts(WORDS, cache)
+    for text in ("a", "b c", "d e f"):
+        run.count(text)
+    run.store()
+    rerun = KeptCounts(WORDS, cache)
+    rerun.count("g h i j")
+    rerun.store()
+    tally: list[str] = []
+    last = KeptCounts(counting(tally), cache)
+    # Kept: this run's one text, then the first run's in their order, up to the bound.
+    assert [last.count(text) for text in ("g h i j", "a", "b c", "d e f")] == [4, 1, 2, 3]
+    assert len(tally) == 1
+
+
+@pytest.mark.parametrize(
+    "arrays",
+    [
+        {"digests": np.zeros((1, 16), np.uint8), "counts": np.array([-1], np.int64)},
+        {"digests": np.zeros((1, 8), np.uint8), "counts": np.array([1], np.int64)},
+        {"digests": np.zeros((2, 16), np.uint8), "counts": np.array([1], np.int64)},
+        {"digests": np.zeros((1, 16), np.int64), "counts": np.array([1], np.int64)},
+        {"digests": np.zeros((1, 16), np.uint8), "counts": np.array([1.0])},
+        {"counts": np.array([1], np.int64)},
+    ],
+    ids=["negative", "short digest", "lengths differ", "digest dtype", "count dtype", "missing"],
+)
+def test_kept_counts_not_of_their_shape_are_not_taken(
+    tmp_path: Path, arrays: dict[str, npt.NDArray[Any]]
+) -> None:
+    cache = IndexCache(tmp_path)
+    run = KeptCounts(WORDS, cache)
+    # A planted entry under the right key: its digest is that of "a b".
+    cache.store_state(RETRIEVED_NAME, run.key, IndexState(arrays, {}))
+    tally: list[str] = []
+    assert KeptCounts(counting(tally), cache).count("a b") == 2
+    assert tally == ["a b"]

@@ -23,9 +23,10 @@ from pytest_qualbench.report.model import Section, Sections
 from pytest_qualbench.sections.head_to_head import Grading, head_to_head
 from pytest_qualbench.sections.rankers import RankerFactory
 from pytest_qualbench.sections.start_times import start_times
-from pytest_qualbench.sections.tokens import token_cost, token_counter
+from pytest_qualbench.sections.tokens import KeptCounts, token_cost, token_counter
 
-# Under the index cache: each content type's whole-corpus token count.
+# Under the index cache: each content type's whole-corpus token count, and the
+# counts of the texts runs retrieved.
 TOKENS_DIR = "tokens"
 
 
@@ -115,16 +116,21 @@ def retrieved_tokens(bench_run: BenchRun, k: int) -> RetrievedTokens:
     fall out of the CPU caches, and encoding then took 1.7x as long. A text
     the tokenizer refuses (not a str, past its length limit) ends the count
     with an error for the token_cost section; the report keeps everything else.
+    Counts are kept in the index cache for the next run (`KeptCounts`).
     """
     if k <= 0:
         return RetrievedTokens({})
-    counter = token_counter()
+    cache = bench_run.index_cache
+    kept = KeptCounts(
+        token_counter(), None if cache is None else IndexCache(cache.directory / TOKENS_DIR)
+    )
     counts: dict[str, int] = {}
     for case_id, texts in sorted(bench_run.retrieved.items()):
         try:
-            counts[case_id] = sum(counter.count(text) for text in texts[:k])
+            counts[case_id] = sum(kept.count(text) for text in texts[:k])
         except Exception as exc:
             return RetrievedTokens(counts, f"case {case_id}: {type(exc).__name__}: {exc}")
+    kept.store()
     return RetrievedTokens(counts)
 
 

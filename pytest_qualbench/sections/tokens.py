@@ -14,12 +14,16 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import importlib.metadata
+import importlib.util
 import math
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from pytest_qualbench.engine.types import IndexState
 from pytest_qualbench.fixtures.schema import Case, Entry
@@ -30,6 +34,11 @@ EXACT_ENCODING = "cl100k_base"
 CHARS_PER_TOKEN = 4
 APPROXIMATE_METHOD = f"approximate: ceil(characters / {CHARS_PER_TOKEN})"
 TOKENS_FORMAT = "pytest_qualbench.sections.tokens 1"
+# Under the tokens cache: the counts of texts runs retrieved (`KeptCounts`).
+RETRIEVED_NAME = "retrieved"
+DIGEST_BYTES = 16
+# 24 bytes a text: about 24 MB at most.
+KEPT_TEXTS = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -47,27 +56,101 @@ def approximate_tokens(text: str) -> int:
 
 
 @functools.cache
-def token_counter() -> TokenCounter:
-    """Exact cl100k_base through bpe-openai when importable, else the labeled approximation."""
+def cl100k_encoding() -> Any:
+    """bpe-openai's cl100k_base encoding, imported on first use.
+
+    Importing bpe_openai builds every encoding it ships (1.6 s on the project's
+    machine), so it waits for a text no cache holds a count of.
+    """
     with warnings.catch_warnings():
         # bpe-openai 0.1.4 reads its bundled vocabularies through a deprecated
         # importlib.resources call; the warning is theirs, not the user's to act on.
         warnings.simplefilter("ignore", DeprecationWarning)
-        try:
-            import bpe_openai
-        except ImportError:
-            return TokenCounter(APPROXIMATE_METHOD, False, approximate_tokens)
-        encoding = bpe_openai.get_encoding(EXACT_ENCODING)
+        import bpe_openai
+
+        return bpe_openai.get_encoding(EXACT_ENCODING)
+
+
+# Memoised per text: the same chunks come back for case after case, and
+# encoding costs about 70 ns per character.
+@functools.cache
+def exact_tokens(text: str) -> int:
+    """cl100k_base tokens of the text; encode_ordinary, so a user's text that happens
+    to spell "<|endoftext|>" is just text."""
+    return len(cl100k_encoding().encode_ordinary(text))
+
+
+@functools.cache
+def token_counter() -> TokenCounter:
+    """Exact cl100k_base through bpe-openai when installed, else the labeled approximation.
+
+    Whether it is installed is asked of the import system, not by importing it
+    (see `cl100k_encoding`); an installed copy that then fails to import fails
+    the count, which the token_cost section reports, rather than mislabel it.
+    """
+    if importlib.util.find_spec("bpe_openai") is None:
+        return TokenCounter(APPROXIMATE_METHOD, False, approximate_tokens)
     version = importlib.metadata.version("bpe-openai")
+    return TokenCounter(f"{EXACT_ENCODING} (bpe-openai {version})", True, exact_tokens)
 
-    # Memoised per text: the same chunks come back for case after case, and
-    # encoding costs about 70 ns per character.
-    @functools.cache
-    def count(text: str) -> int:
-        # encode_ordinary: a user's text that happens to spell "<|endoftext|>" is just text.
-        return len(encoding.encode_ordinary(text))
 
-    return TokenCounter(f"{EXACT_ENCODING} (bpe-openai {version})", True, count)
+class KeptCounts:
+    """Token counts of texts by digest, kept in the cache across runs for one counter method.
+
+    A run that finds every text it retrieved already counted (unchanged fixtures
+    and engine) neither imports the tokenizer nor encodes anything. Stored are
+    this run's texts first, then earlier runs' others, up to KEPT_TEXTS: a `-k`
+    run does not evict what a full run counted, and the file stays bounded.
+    """
+
+    def __init__(self, counter: TokenCounter, cache: IndexCache | None) -> None:
+        self.counter = counter
+        self.cache = cache
+        self.key = f"{TOKENS_FORMAT} retrieved\0{counter.method}"
+        self.kept = {} if cache is None else _kept_counts(cache, self.key)
+        self.used: dict[bytes, int] = {}
+        self.counted_any = False
+
+    def count(self, text: str) -> int:
+        digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        tokens = self.used.get(digest)
+        if tokens is None:
+            tokens = self.kept.get(digest)
+            if tokens is None:
+                tokens = self.counter.count(text)
+                self.counted_any = True
+            self.used[digest] = tokens
+        return tokens
+
+    def store(self) -> None:
+        """Keep this run's counts (and earlier ones) for the next run; nothing when all were kept."""
+        if self.cache is None or not self.counted_any:
+            return
+        merged = {**self.used, **{d: n for d, n in self.kept.items() if d not in self.used}}
+        digests = list(merged)[:KEPT_TEXTS]
+        arrays = {
+            "digests": np.frombuffer(b"".join(digests), dtype=np.uint8).reshape(-1, DIGEST_BYTES),
+            "counts": np.fromiter(map(merged.__getitem__, digests), np.int64, len(digests)),
+        }
+        with contextlib.suppress(OSError):
+            self.cache.store_state(RETRIEVED_NAME, self.key, IndexState(arrays, {}))
+
+
+def _kept_counts(cache: IndexCache, key: str) -> dict[bytes, int]:
+    """What `KeptCounts.store` left under `key`; nothing when it is missing or not its shape."""
+    state, _ = cache.load_state(RETRIEVED_NAME, key)
+    if state is None:
+        return {}
+    digests, counts = state.arrays.get("digests"), state.arrays.get("counts")
+    if not isinstance(digests, np.ndarray) or not isinstance(counts, np.ndarray):
+        return {}
+    if digests.dtype != np.uint8 or digests.ndim != 2 or digests.shape[1] != DIGEST_BYTES:
+        return {}
+    if counts.dtype != np.int64 or counts.shape != (len(digests),) or np.any(counts < 0):
+        return {}
+    blob = digests.tobytes()
+    keys = [blob[start : start + DIGEST_BYTES] for start in range(0, len(blob), DIGEST_BYTES)]
+    return dict(zip(keys, counts.tolist(), strict=True))
 
 
 def whole_corpus_tokens(
