@@ -1,6 +1,6 @@
 """Benchmark session wiring: --scale and --corpus, their order, the closing table.
 
-A test asking for `scale` runs at every chosen scale, one asking for
+A test asking for `scale` runs at every chosen scale but 1M (test_million's alone), one asking for
 `corpus_name` on every chosen corpus (corpora.CORPORA), one asking for `system`
 once per system (systems.SYSTEMS) and corpus and scale. Tests run scale by scale
 and corpus by corpus; within each, one test function's systems run one after
@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 import pytest
 
 from benchmarks.corpora import CORPORA
-from benchmarks.corpus import SCALES
+from benchmarks.corpus import MILLION, SCALES
 from benchmarks.ledger import Ledger
 from benchmarks.quality import QualityRun, fold_lines, table_lines
 from benchmarks.systems import SYSTEMS
@@ -52,9 +52,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--scale",
         dest="bench_scales",
-        type=choice_list(list(SCALES), "scale"),
+        type=choice_list([*SCALES, MILLION], "scale"),
         default=list(SCALES),
-        help=f"corpus sizes to benchmark, comma-separated from {','.join(SCALES)} (default: all)",
+        help=(
+            f"corpus sizes to benchmark, comma-separated from {','.join([*SCALES, MILLION])} "
+            f"(default: {','.join(SCALES)}; {MILLION} runs only the 1M build test)"
+        ),
     )
     parser.addoption(
         "--corpus",
@@ -74,7 +77,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     corpora = metafunc.config.option.bench_corpora
-    scales = metafunc.config.option.bench_scales
+    scales = [scale for scale in metafunc.config.option.bench_scales if scale in SCALES]
     if "system" in metafunc.fixturenames:
         metafunc.parametrize(
             ("corpus_name", "scale", "system"),

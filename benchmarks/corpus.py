@@ -27,6 +27,10 @@ import numpy as np
 from pytest_qualbench.fixtures.schema import SOURCE_KINDS, Entry
 
 SCALES = {"1k": 1_000, "10k": 10_000, "100k": 100_000}
+# Opt-in (`--scale=1M`), never a default: only test_million runs at it, and generating
+# and building 1M chunks of one corpus takes about ten minutes on a 2-core machine.
+MILLION = "1M"
+MILLION_CHUNKS = 1_000_000
 QUERY_COUNT = 200
 SEED = 20261130
 MIN_TOKENS = 50
@@ -408,6 +412,15 @@ class Corpus:
 
     def texts(self) -> list[str]:
         return [entry.haystack for entry in self.entries]
+
+    def source_recall(self, found: Sequence[Sequence[int]]) -> float:
+        """The share of the queries whose source chunk is among the rows found for it."""
+        row_of = {entry.id: row for row, entry in enumerate(self.entries)}
+        hits = sum(
+            row_of[query.source_entry_id] in rows
+            for query, rows in zip(self.queries, found, strict=True)
+        )
+        return hits / len(self.queries)
 
 
 @dataclass(frozen=True)

@@ -114,12 +114,7 @@ def test_first_sight_queries(
     benchmark.pedantic(  # type: ignore[no-untyped-call]
         search, setup=next_query, rounds=len(corpus.queries), iterations=1
     )
-    row_of = {entry.id: row for row, entry in enumerate(corpus.entries)}
-    hits = sum(
-        row_of[query.source_entry_id] in rows
-        for query, rows in zip(corpus.queries, found, strict=True)
-    )
-    benchmark.extra_info[RECALL] = hits / len(corpus.queries)
+    benchmark.extra_info[RECALL] = corpus.source_recall(found)
     ledger.record_queries(
         corpus_name,
         scale,

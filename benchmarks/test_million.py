@@ -1,0 +1,45 @@
+"""1M chunks on this machine: the engine builds and answers ten times the 100k corpus.
+
+Per corpus, one fresh-process build (fresh_build) at 100k and one at 1M, back to
+back in the same test: build time and retained RSS may each grow at most 12x, a
+little more than the 10x of the chunks, and the 1M index must answer the 200
+queries as well as a sanity bound demands. The 1M corpus is prefix-extended from
+the 100k one, so the queries are the same and each has its source at both sizes.
+
+Opt-in with `--scale=1M`: a prose round generates about 1.5 GB of text and
+the pair takes about ten minutes a corpus on the project's 2-core machine.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from benchmarks import fresh_build
+from benchmarks.corpus import MILLION, MILLION_CHUNKS, SCALES
+from benchmarks.ledger import TARGET_SCALE, Ledger
+
+GROWTH_BOUND = 12.0
+# The same floor every system meets at every scale in test_peers.
+MIN_SOURCE_RECALL = 0.5
+
+
+def test_a_million_chunks_build_within_twelve_times_the_100k_build(
+    pytestconfig: pytest.Config, ledger: Ledger, corpus_name: str
+) -> None:
+    if MILLION not in pytestconfig.option.bench_scales:
+        pytest.skip(f"the 1M build runs only with --scale={MILLION}")
+    small = fresh_build.run(corpus_name, "engine", SCALES[TARGET_SCALE])
+    large = fresh_build.run(corpus_name, "engine", MILLION_CHUNKS)
+    build_growth = large["build_s"] / small["build_s"]
+    retained_growth = large["retained_mb"] / small["retained_mb"]
+    ledger.notes.append(
+        f"{corpus_name}: 1M build {large['build_s']:.0f} s vs {TARGET_SCALE} "
+        f"{small['build_s']:.1f} s: {build_growth:.2f}x; retained RSS {large['retained_mb']:.0f} "
+        f"vs {small['retained_mb']:.0f} MB: {retained_growth:.2f}x (bound {GROWTH_BOUND:g}x); "
+        f"peak RSS {large['peak_mb']:.0f} vs {small['peak_mb']:.0f} MB; "
+        f"query p50 {large['query_p50_ms']:.1f} vs {small['query_p50_ms']:.1f} ms; "
+        f"source recall@10 {large['source_recall']:.3f} vs {small['source_recall']:.3f}"
+    )
+    assert large["source_recall"] >= MIN_SOURCE_RECALL
+    assert build_growth <= GROWTH_BOUND
+    assert retained_growth <= GROWTH_BOUND
