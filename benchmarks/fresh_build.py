@@ -1,7 +1,7 @@
 """One system's index build in a fresh process: its time and its memory as the OS sees it.
 
 `python -m benchmarks.fresh_build CORPUS SYSTEM CHUNKS` prints one JSON line:
-build seconds, peak RSS during the build and RSS retained once it is done,
+build seconds (wall, and the process's CPU), peak RSS during the build and RSS retained once it is done,
 both in MB above the process's RSS just before the build (interpreter,
 libraries and the corpus, which every system holds alike); then, after those,
 the corpus's queries answered once each: their median milliseconds, the share
@@ -57,8 +57,10 @@ def measure(corpus_name: str, system: str, chunks: int) -> dict[str, float]:
     baseline = status_mb("VmRSS")
     reset_peak()
     started = time.perf_counter()
+    cpu_started = time.process_time()
     built.build(corpus)
     seconds = time.perf_counter() - started
+    cpu_seconds = time.process_time() - cpu_started
     peak = status_mb("VmHWM")
     gc.collect()
     retained = status_mb("VmRSS")
@@ -70,6 +72,7 @@ def measure(corpus_name: str, system: str, chunks: int) -> dict[str, float]:
         query_ms.append((time.perf_counter() - query_started) * 1000)
     return {
         "build_s": seconds,
+        "build_cpu_s": cpu_seconds,
         "peak_mb": peak - baseline,
         "retained_mb": retained - baseline,
         "query_p50_ms": statistics.median(query_ms),
