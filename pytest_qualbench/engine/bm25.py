@@ -90,6 +90,25 @@ def union_sorted(doc_lists: Sequence[DocIds], size: int) -> DocIds:
     return union
 
 
+def narrowed_postings(
+    offsets: DocIds, docs: DocIds, terms: Sequence[int], few: int, size: int
+) -> DocIds:
+    """`PostingIndex.narrowed` over any CSR postings (term t's ids are
+    docs[offsets[t]:offsets[t + 1]], ascending, below `size`)."""
+    if not terms or UNKNOWN_TERM in terms:
+        return np.empty(0, dtype=np.int64)
+    distinct = np.unique(np.asarray(terms, dtype=np.int64))
+    # By document frequency, ties by term id (a stable sort of ascending ids).
+    frequencies = offsets[distinct + 1] - offsets[distinct]
+    ordered = distinct[np.argsort(frequencies, kind="stable")].tolist()
+    found: DocIds = docs[offsets[ordered[0]] : offsets[ordered[0] + 1]]
+    for term in ordered[1:]:
+        if len(found) <= few:
+            break
+        found = intersect_sorted(found, docs[offsets[term] : offsets[term + 1]], size)
+    return found
+
+
 # Narrowest first: term frequencies are small integers, so most postings fit a byte.
 EXACT_WEIGHT_TYPES: tuple[type[np.uint8 | np.uint16 | np.float32], ...] = (
     np.uint8,
@@ -256,18 +275,7 @@ class PostingIndex:
         A superset of `docs_with_all`, for a caller that checks the few itself more
         cheaply than the remaining intersections would.
         """
-        if not terms or UNKNOWN_TERM in terms:
-            return np.empty(0, dtype=np.int64)
-        distinct = np.unique(np.asarray(terms, dtype=np.int64))
-        # By document frequency, ties by term id (a stable sort of ascending ids).
-        frequencies = self.offsets[distinct + 1] - self.offsets[distinct]
-        ordered = distinct[np.argsort(frequencies, kind="stable")].tolist()
-        found = self.postings(ordered[0])[0]
-        for term in ordered[1:]:
-            if len(found) <= few:
-                break
-            found = intersect_sorted(found, self.postings(term)[0], self.size)
-        return found
+        return narrowed_postings(self.offsets, self.docs, terms, few, self.size)
 
     def docs_with_any(self, terms: Sequence[int]) -> DocIds:
         """Documents holding at least one of the terms."""

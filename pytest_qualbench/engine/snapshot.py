@@ -18,11 +18,12 @@ import numpy as np
 import numpy.typing as npt
 
 from pytest_qualbench.engine.bm25 import UNKNOWN_TERM, PostingIndex
+from pytest_qualbench.engine.chunk_words import ARRAY_NAMES, ChunkWords
 from pytest_qualbench.engine.porter import PorterLayer
 from pytest_qualbench.engine.trigram import TrigramLayer
 from pytest_qualbench.engine.types import Chunk, IndexState
 
-FORMAT = "pytest_qualbench.engine.snapshot 3"
+FORMAT = "pytest_qualbench.engine.snapshot 4"
 # The Chunk fields in order; every one but these two is a string.
 CHUNK_FIELDS = ("text", "title", "source", "kind", "position", "entry_id", "metadata")
 _COLUMN_TYPES = {"position": int, "metadata": dict}
@@ -67,8 +68,9 @@ def chunks_of(columns: Any) -> tuple[Chunk, ...]:
     return tuple(map(Chunk, *fields, metadata))
 
 
-def text_arrays(texts: Sequence[str]) -> dict[str, npt.NDArray[Any]]:
-    """The chunk texts as one UTF-8 array and each text's end, in characters.
+def text_arrays(name: str, texts: Sequence[str]) -> dict[str, npt.NDArray[Any]]:
+    """Texts (the chunks', the trigram layer's words) as one UTF-8 array `name` and each
+    text's end, in characters, as `name`_ends.
 
     As JSON strings they were most of a 160 MB document at 10^5 chunks, whose
     parse was a third of a load; decoding one array and slicing it is a tenth.
@@ -76,23 +78,23 @@ def text_arrays(texts: Sequence[str]) -> dict[str, npt.NDArray[Any]]:
     joined = "".join(texts).encode("utf-8", "surrogatepass")
     ends = itertools.accumulate(len(text) for text in texts)
     return {
-        "chunks.text": np.frombuffer(joined, dtype=np.uint8),
-        "chunks.text_ends": np.fromiter(ends, dtype=np.int64, count=len(texts)),
+        name: np.frombuffer(joined, dtype=np.uint8),
+        f"{name}_ends": np.fromiter(ends, dtype=np.int64, count=len(texts)),
     }
 
 
-def texts_of(arrays: Mapping[str, Any]) -> list[str]:
-    """The texts `text_arrays` stored; ValueError when the arrays are not theirs."""
-    joined_bytes, ends = _array(arrays, "chunks.text"), _array(arrays, "chunks.text_ends")
+def texts_of(arrays: Mapping[str, Any], name: str) -> list[str]:
+    """The texts `text_arrays` stored as `name`; ValueError when the arrays are not theirs."""
+    joined_bytes, ends = _array(arrays, name), _array(arrays, f"{name}_ends")
     if joined_bytes.dtype != np.uint8 or joined_bytes.ndim != 1 or ends.dtype != np.int64:
-        raise ValueError("the chunk text arrays have the wrong types")
+        raise ValueError(f"the {name} arrays have the wrong types")
     if ends.ndim != 1:
-        raise ValueError("the chunk text arrays have the wrong types")
+        raise ValueError(f"the {name} arrays have the wrong types")
     # Decoded straight from the array's buffer (a mapped cache file): no copy into bytes first.
     joined = str(np.ascontiguousarray(joined_bytes).data, "utf-8", "surrogatepass")
     bounds = [0, *ends.tolist()]
     if bounds[-1] != len(joined) or any(end < start for start, end in itertools.pairwise(bounds)):
-        raise ValueError("the chunk text ends do not span the texts")
+        raise ValueError(f"the {name} ends do not span the texts")
     return [joined[start:end] for start, end in itertools.pairwise(bounds)]
 
 
@@ -111,8 +113,12 @@ def index_state(
     }
     for prefix, index in (("porter.", porter.index), ("trigram.", trigram.index)):
         arrays.update({prefix + name: array for name, array in index.arrays().items()})
+    arrays.update(
+        {f"trigram.words.{name}": array for name, array in trigram.words.arrays().items()}
+    )
+    arrays.update(text_arrays("trigram.words", trigram.words.words))
     columns = chunk_columns(chunks)
-    arrays.update(text_arrays(columns["text"]))
+    arrays.update(text_arrays("chunks.text", columns["text"]))
     document = {
         "format": FORMAT,
         "chunks": {name: column for name, column in columns.items() if name != "text"},
@@ -133,7 +139,7 @@ def restored(state: IndexState, *, k1: float, b: float, k3: float) -> Restored:
     columns = document.get("chunks")
     if not isinstance(columns, dict) or "text" in columns:
         raise ValueError("the chunks are not columns beside their texts")
-    chunks = chunks_of({**columns, "text": texts_of(state.arrays)})
+    chunks = chunks_of({**columns, "text": texts_of(state.arrays, "chunks.text")})
     warnings = tuple(_strings(document, "warnings"))
     words = _strings(document, "porter_words")
     terms = _strings(document, "porter_terms")
@@ -162,7 +168,14 @@ def restored(state: IndexState, *, k1: float, b: float, k3: float) -> Restored:
         k3=k3,
     )
     trigram_index = PostingIndex.stored(_prefixed(state.arrays, "trigram."), k1=k1, b=b)
-    trigram = TrigramLayer.stored(chunks, _array(state.arrays, "trigram.keys"), trigram_index)
+    trigram_words = ChunkWords.stored(
+        texts_of(state.arrays, "trigram.words"),
+        {name: _array(state.arrays, f"trigram.words.{name}") for name in ARRAY_NAMES},
+        len(chunks),
+    )
+    trigram = TrigramLayer.stored(
+        _array(state.arrays, "trigram.keys"), trigram_index, trigram_words
+    )
     return Restored(chunks, warnings, porter, trigram)
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from pytest_qualbench.engine.block_postings import BLOCK_DOCS, Block, block_of, counted, merged
-from pytest_qualbench.engine.bm25 import DocIds, Mask, Weights
+from pytest_qualbench.engine.bm25 import UNKNOWN_TERM, DocIds, Mask, Weights
 
 # A block is small enough for its int64 temporaries to stay a few tens of MB.
 BLOCK_CHARS = 1 << 21
@@ -33,6 +33,24 @@ def trigram_keys(folded: str) -> DocIds:
     wide = points.astype(np.int64)
     keys: DocIds = (wide[:-2] << 42) | (wide[1:-1] << 21) | wide[2:]
     return keys
+
+
+def trigram_ids(keys: DocIds, word: str) -> list[int]:
+    """The positions in ascending `keys` of a word's distinct trigram keys, ascending by key,
+    UNKNOWN_TERM for those not in `keys`.
+
+    A query word's keys (a few windows) are packed in Python, as `trigram_keys` packs a text's.
+    """
+    points = [ord(char) for char in word]
+    wanted_keys = sorted(
+        {(points[i] << 42) | (points[i + 1] << 21) | points[i + 2] for i in range(len(word) - 2)}
+    )
+    if not len(keys) or not wanted_keys:
+        return [UNKNOWN_TERM] * len(wanted_keys)
+    wanted = np.array(wanted_keys, dtype=np.int64)
+    slots = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+    ids: list[int] = np.where(keys[slots] == wanted, slots, UNKNOWN_TERM).tolist()
+    return ids
 
 
 @dataclass(frozen=True)

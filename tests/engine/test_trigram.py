@@ -85,11 +85,14 @@ def test_any_word_fallback_equals_checking_every_candidate(
 ) -> None:
     trigram = layer(*texts)
     visible = np.ones(len(texts), dtype=bool)
-    terms = term_ids_of(trigram, words)
-    expected = ranked_by_checking_every_doc(trigram, texts, words, any)
-    found, scores = trigram.best_containing_any(words, terms, visible, depth)
-    assert found.tolist() == expected[:depth].tolist()
-    assert scores.tolist() == trigram.index.scores(terms, found).tolist()
+    # No text holds "zzz", so no text holds every word: the ranking is the any-word one.
+    distinct = trigram.query_words(" ".join([*words, "zzz"]))
+    expected = ranked_by_checking_every_doc(trigram, texts, distinct, any)
+    ranking = trigram.search(" ".join(distinct), visible, depth)
+    assert ranking.matched_in_full == 0
+    assert ranking.docs.tolist() == expected[:depth].tolist()
+    terms = term_ids_of(trigram, distinct)
+    assert ranking.scores.tolist() == trigram.index.scores(terms, ranking.docs).tolist()
 
 
 @given(
@@ -100,7 +103,7 @@ def test_any_word_fallback_equals_checking_every_candidate(
 def test_search_equals_checking_every_doc_then_ranking(
     texts: list[str], words: list[str], depth: int
 ) -> None:
-    # Two letters make many candidates (more than FEW_CANDIDATES) and many tied scores.
+    # Three letters make many candidates and many tied scores.
     trigram = layer(*texts)
     visible = np.ones(len(texts), dtype=bool)
     query = " ".join(words)
