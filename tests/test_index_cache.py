@@ -298,6 +298,14 @@ def test_a_directory_in_place_of_the_file_is_corrupt_and_replaced(
         pytest.param("porter.doc_len", np.array(["x"]), id="lengths of strings"),
         pytest.param("chunks.text_ends", np.array([5, 3], dtype=np.int64), id="text ends back"),
         pytest.param("chunks.text", np.frombuffer(b"\xff\xfe", np.uint8), id="texts not UTF-8"),
+        pytest.param(
+            "trigram.words.chunks", np.array([10**6], dtype=np.int32), id="word chunk out of range"
+        ),
+        pytest.param(
+            "trigram.words.word_ids", np.array([1, 0], dtype=np.int64), id="word ids of int64"
+        ),
+        pytest.param("trigram.words.keys", np.array([5, 2], dtype=np.int64), id="word keys back"),
+        pytest.param("trigram.words_ends", np.array([1], dtype=np.int64), id="words cut short"),
     ],
 )
 def test_intact_files_of_a_wrong_index_are_corrupt(

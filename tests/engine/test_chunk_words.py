@@ -1,0 +1,123 @@
+"""The chunks' words settle which chunks hold a query word, exactly as their text would."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pytest_qualbench.engine.chunk_words import ChunkWords, chunk_words, encoded_words
+from pytest_qualbench.engine.trigram import TrigramLayer, haystack
+from pytest_qualbench.engine.types import Chunk
+
+
+def chunk(text: str, title: str = "", position: int = 0) -> Chunk:
+    return Chunk(text, title, "s", "durable", position)
+
+
+def layer(*chunks: Chunk) -> TrigramLayer:
+    return TrigramLayer(chunks, k1=1.2, b=0.75)
+
+
+def holding(words: ChunkWords, word: str) -> list[int]:
+    return np.flatnonzero(words.holding(word)).tolist()
+
+
+@given(st.text(st.sampled_from("aZ_9 .-\n\u00e9\u00df\ufb01\u4e2d\u0301\U0001f600"), max_size=30))
+def test_encoded_words_are_the_regex_runs(text: str) -> None:
+    assert [word.decode() for word in encoded_words(text)] == re.findall(r"\w+", text)
+
+
+def test_words_are_numbered_by_first_sight_with_ascending_chunks() -> None:
+    words = chunk_words(["b a", "a c a", "c"])
+    assert list(words.words) == ["b", "a", "c"]
+    assert words.offsets.tolist() == [0, 1, 3, 5]
+    assert words.chunks.tolist() == [0, 0, 1, 1, 2]
+    assert words.chunks.dtype == np.int32
+
+
+def test_a_query_word_inside_a_compound_is_found_through_the_compound() -> None:
+    words = chunk_words(["poolcachelo x", "cache", "cach ache"])
+    assert sorted(words.containing("cache")) == [0, 2]
+    assert holding(words, "cache") == [0, 1]
+    # Every trigram of "cachel" is in chunk 2's words, but not the word itself.
+    assert holding(words, "cachel") == [0]
+    assert words.containing("zzz") == []
+
+
+def test_the_title_counts_but_no_word_spans_the_title_and_the_text() -> None:
+    trigram = layer(chunk("gamma", title="alphabet"), chunk("beta alpha"))
+    assert holding(trigram.words, "alpha") == [0, 1]
+    assert holding(trigram.words, "betgam") == []
+    assert trigram.search("alphabet", np.ones(2, dtype=bool), 10).docs.tolist() == [0]
+    # haystack joins the title and the text with a newline, which no word holds.
+    assert not trigram.knows("alphabetgamma")
+
+
+def test_folding_and_cjk_match_as_the_folded_text_does() -> None:
+    trigram = layer(chunk("Straße und ﬁnden"), chunk("東京都の天気"))
+    assert trigram.knows("strasse")
+    assert trigram.knows("finden")
+    assert trigram.knows("京都の")
+    assert not trigram.knows("京都天")
+    assert trigram.search("STRASSE", np.ones(2, dtype=bool), 10).docs.tolist() == [0]
+
+
+def test_only_visible_chunks_are_ranked_and_every_word_comes_before_any() -> None:
+    trigram = layer(chunk("needle thread"), chunk("needle"), chunk("thread"))
+    everything = np.ones(3, dtype=bool)
+    assert trigram.search("needle thread", everything, 10).docs.tolist() == [0]
+    hidden_first = np.array([False, True, True])
+    ranking = trigram.search("needle thread", hidden_first, 10)
+    assert ranking.matched_in_full == 0
+    assert sorted(ranking.docs.tolist()) == [1, 2]
+
+
+@given(st.lists(st.text("ab cB", max_size=12), min_size=1, max_size=6), st.text("abc", min_size=3))
+def test_holding_equals_a_substring_of_the_haystack(texts: list[str], word: str) -> None:
+    chunks = [chunk(text, title=text[:3], position=number) for number, text in enumerate(texts)]
+    trigram = layer(*chunks)
+    expected = [number for number, each in enumerate(chunks) if word in haystack(each)]
+    assert holding(trigram.words, word) == expected
+    assert trigram.knows(word) == bool(expected)
+
+
+def stored_arrays(words: ChunkWords) -> dict[str, np.ndarray]:
+    return {name: array.copy() for name, array in words.arrays().items()}
+
+
+def test_stored_takes_back_what_a_build_gave() -> None:
+    words = chunk_words(["alpha beta", "beta gamma"])
+    again = ChunkWords.stored(words.words, stored_arrays(words), 2)
+    assert holding(again, "eta") == [0, 1]
+
+
+@pytest.mark.parametrize(
+    ("name", "damage", "message"),
+    [
+        ("chunks", lambda array: array.astype(np.int64), "chunk word postings have the wrong"),
+        ("chunks", lambda array: array[::-1].copy(), "chunk word postings are not ascending"),
+        ("chunks", lambda array: array + 5, "chunk word postings out of range"),
+        ("offsets", lambda array: array[:-1], "chunk word offsets do not span"),
+        ("offsets", lambda array: np.array([0, 4, 2, 5, 6]), "chunk word offsets are not"),
+        ("keys", lambda array: array[::-1].copy(), "word trigram keys are not ascending"),
+        ("keys", lambda array: array.astype(np.int32), "word trigram keys have the wrong"),
+        ("keys", lambda array: array - array.max() - 1, "word trigram keys have the wrong"),
+        ("key_offsets", lambda array: array[1:], "word trigram offsets do not span"),
+        ("word_ids", lambda array: array + 4, "word trigram postings out of range"),
+        ("word_ids", lambda array: array.reshape(1, -1), "word trigram postings have the wrong"),
+    ],
+)
+def test_stored_refuses_arrays_that_cannot_be_the_words(
+    name: str, damage: object, message: str
+) -> None:
+    # Four words in two chunks: "alpha" and "beta" in both.
+    words = chunk_words(["alpha beta", "beta alpha delta gamma"])
+    arrays = stored_arrays(words)
+    assert callable(damage)
+    arrays[name] = damage(arrays[name])
+    with pytest.raises(ValueError, match=message):
+        ChunkWords.stored(words.words, arrays, 2)
