@@ -23,7 +23,8 @@ def layer(*chunks: Chunk) -> TrigramLayer:
 
 
 def holding(words: ChunkWords, word: str) -> list[int]:
-    return np.flatnonzero(words.holding(word)).tolist()
+    held: list[int] = np.flatnonzero(words.holding(word)).tolist()
+    return held
 
 
 @given(st.text(st.sampled_from("aZ_9 .-\n\u00e9\u00df\ufb01\u4e2d\u0301\U0001f600"), max_size=30))
