@@ -23,8 +23,15 @@ import numpy as np
 import numpy.typing as npt
 
 from pytest_qualbench.engine.analysis import word_runs
+from pytest_qualbench.engine.block_postings import BLOCK_DOCS, block_of, counted, merged
 from pytest_qualbench.engine.bm25 import DocIds, Mask, narrowed_postings
-from pytest_qualbench.engine.trigram_postings import is_word_char, trigram_ids, trigram_postings
+from pytest_qualbench.engine.trigram_postings import (
+    BLOCK_CHARS,
+    is_word_char,
+    text_blocks,
+    trigram_ids,
+    trigram_postings,
+)
 
 # Candidate words few enough to check with `in` rather than intersect more trigram
 # postings: an intersection costs about what checking a few dozen short words does.
@@ -130,27 +137,44 @@ def checked_postings(name: str, offsets: DocIds, ids: DocIds, groups: int, bound
         raise ValueError(f"{name} postings are not ascending")
 
 
+class WordIds(dict[bytes, int]):
+    """Ids for words in first-seen order: looking up an unseen word gives it the next id.
+
+    A dict subclass's __getitem__ runs in C for known words: no Python call per word.
+    """
+
+    def __missing__(self, word: bytes) -> int:
+        number = len(self)
+        self[word] = number
+        return number
+
+
 def chunk_words(texts: Iterable[str]) -> ChunkWords:
-    """The words of already folded texts (chunk i is the i-th text) and their indexes."""
-    ids: dict[bytes, int] = {}
-    # One row per (chunk, distinct word), chunk by chunk: 4 bytes a row, not a Python int.
-    row_words = array("i")
-    row_counts = array("q")
-    for text in texts:
-        # dict.fromkeys, not set: words are numbered in text order, so a build is reproducible.
-        distinct = dict.fromkeys(encoded_words(text))
-        row_counts.append(len(distinct))
-        row_words.extend([ids.setdefault(word, len(ids)) for word in distinct])
+    """The words of already folded texts (chunk i is the i-th text) and their indexes.
+
+    Words are numbered in text order (a build is reproducible), then each block's
+    (word, chunk) pairs are made distinct by one sort and merged, as the porter
+    layer's are: no Python work per word beyond splitting and one dict lookup.
+    """
+    ids = WordIds()
+    blocks = []
+    first = 0
+    for block in text_blocks(texts, BLOCK_DOCS, BLOCK_CHARS):
+        # 8 bytes a word, not a Python int.
+        numbers = array("q")
+        counts = []
+        for text in block:
+            text_words = encoded_words(text)
+            numbers.extend(map(ids.__getitem__, text_words))
+            counts.append(len(text_words))
+        size = len(block)
+        docs = np.repeat(np.arange(size, dtype=np.int64), counts)
+        pairs, _ = counted(np.frombuffer(numbers, dtype=np.int64) * size + docs)
+        blocks.append(block_of(first, pairs // size, pairs % size, np.ones(len(pairs), np.uint8)))
+        first += size
+    # Every word is in some chunk, so word w's chunks are row w of the merged postings.
+    _, offsets, chunks, _ = merged(blocks, first)
     words = [word.decode() for word in ids]
-    word_column = np.frombuffer(row_words, dtype=np.int32)
-    counts = np.frombuffer(row_counts, dtype=np.int64)
-    chunk_column = np.repeat(np.arange(len(counts), dtype=np.int32), counts)
-    # Rows come chunk by chunk, so a stable sort by word keeps each word's chunks ascending.
-    chunks = chunk_column[np.argsort(word_column, kind="stable")]
-    per_word = np.bincount(word_column, minlength=len(words))
-    offsets = np.concatenate(([0], np.cumsum(per_word))).astype(np.int64)
     # Words hold only word characters: every window is kept, none spans two words.
     trigrams = trigram_postings(words, word_only=False)
-    return ChunkWords(
-        words, offsets, chunks, trigrams.keys, trigrams.offsets, trigrams.docs, len(counts)
-    )
+    return ChunkWords(words, offsets, chunks, trigrams.keys, trigrams.offsets, trigrams.docs, first)
