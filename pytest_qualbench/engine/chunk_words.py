@@ -24,7 +24,7 @@ import numpy.typing as npt
 
 from pytest_qualbench.engine.analysis import word_runs
 from pytest_qualbench.engine.block_postings import BLOCK_DOCS, block_of, counted, merged
-from pytest_qualbench.engine.bm25 import DocIds, Mask, narrowed_postings
+from pytest_qualbench.engine.bm25 import DocIds, Mask, concatenated_ranges, narrowed_postings
 from pytest_qualbench.engine.trigram_postings import (
     BLOCK_CHARS,
     is_word_char,
@@ -91,11 +91,9 @@ class ChunkWords:
         found = np.array(self.containing(word), dtype=np.int64)
         starts = self.offsets[found]
         lengths = self.offsets[found + 1] - starts
-        # Row numbers of every containing word's posting, all in one array.
-        rows = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
-        rows += np.arange(len(rows), dtype=np.int64)
         held = np.zeros(self.chunk_count, dtype=bool)
-        held[self.chunks[rows]] = True
+        # Every containing word's posting rows, all in one array.
+        held[self.chunks[concatenated_ranges(starts, lengths)]] = True
         return held
 
     def arrays(self) -> dict[str, npt.NDArray[Any]]:

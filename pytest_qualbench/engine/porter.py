@@ -15,6 +15,7 @@ from pytest_qualbench.engine.bm25 import (
     Floats,
     Mask,
     PostingIndex,
+    concatenated_ranges,
     query_term_weight,
 )
 from pytest_qualbench.engine.ranking import LayerRanking, top_positions
@@ -82,8 +83,7 @@ def token_stream(texts: Sequence[str], words: RawWords) -> tuple[DocIds, DocIds]
     starts, ends, tokens = words.tables()
     sizes = ends[numbers] - starts[numbers]
     # Token i of word w sits at starts[w] + i: each word's slots, one run after another.
-    slots = np.repeat(starts[numbers] - (np.cumsum(sizes) - sizes), sizes)
-    slots += np.arange(len(slots), dtype=np.int64)
+    slots = concatenated_ranges(starts[numbers], sizes)
     docs = np.repeat(np.repeat(np.arange(len(texts), dtype=np.int64), counts), sizes)
     ids: DocIds = tokens[slots]
     return ids, docs

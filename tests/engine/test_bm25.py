@@ -14,6 +14,7 @@ from pytest_qualbench.engine.analysis import index_terms, query_terms
 from pytest_qualbench.engine.bm25 import (
     UNKNOWN_TERM,
     PostingIndex,
+    concatenated_ranges,
     idf,
     intersect_sorted,
     length_norms,
@@ -279,3 +280,11 @@ def test_narrowed_holds_every_doc_with_all_terms_and_stops_at_few(
     assert set(every) <= set(narrowed)
     assert narrowed == sorted(narrowed)
     assert len(narrowed) <= few or narrowed == every
+
+
+def test_concatenated_ranges_are_each_start_counted_up_by_its_length() -> None:
+    starts = np.array([5, 0, 9, 2], dtype=np.int64)
+    lengths = np.array([3, 0, 1, 2], dtype=np.int64)
+    assert concatenated_ranges(starts, lengths).tolist() == [5, 6, 7, 9, 2, 3]
+    empty = np.empty(0, dtype=np.int64)
+    assert concatenated_ranges(empty, empty).tolist() == []
