@@ -292,8 +292,11 @@ def test_a_directory_in_place_of_the_file_is_corrupt_and_replaced(
 @pytest.mark.parametrize(
     ("name", "array"),
     [
-        pytest.param("trigram.offsets", np.array([0, 1], dtype=np.int64), id="offsets short"),
-        pytest.param("porter.docs", np.array([10**6], dtype=np.int32), id="doc id out of range"),
+        pytest.param("trigram.id_bounds", np.array([0, 1], dtype=np.int64), id="bounds short"),
+        pytest.param(
+            "porter.local_ids", np.array([60000], dtype=np.uint16), id="doc id out of range"
+        ),
+        pytest.param("porter.local_ids", np.array([0], dtype=np.int32), id="doc ids of int32"),
         pytest.param("trigram.keys", np.zeros((2, 2), dtype=np.int64), id="keys two-dimensional"),
         pytest.param("porter.doc_len", np.array(["x"]), id="lengths of strings"),
         pytest.param("chunks.text_ends", np.array([5, 3], dtype=np.int64), id="text ends back"),

@@ -20,9 +20,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-# Stored postings hold int32 doc ids and the narrowest weight type that is exact
-# (uint8 counts, mostly); ids computed at query time may be int64, and scores are
-# always float64.
+from pytest_qualbench.engine.segmented_ids import SegmentedIds
+
+# Stored postings hold two-byte doc ids (`segmented_ids`) and the narrowest weight
+# type that is exact (uint8 counts, mostly); ids read at query time are int32 or
+# int64, and scores are always float64.
 DocIds = npt.NDArray[np.signedinteger[Any]]
 Floats = npt.NDArray[np.float64]
 Weights = npt.NDArray[np.floating[Any] | np.unsignedinteger[Any]]
@@ -119,6 +121,8 @@ def narrowed_postings(
     return found
 
 
+# The arrays `PostingIndex.arrays` gives and `PostingIndex.stored` takes.
+ARRAY_NAMES = ("local_ids", "id_bounds", "weights", "doc_len")
 # Narrowest first: term frequencies are small integers, so most postings fit a byte.
 EXACT_WEIGHT_TYPES: tuple[type[np.uint8 | np.uint16 | np.float32], ...] = (
     np.uint8,
@@ -148,7 +152,8 @@ class PostingIndex:
 
     Rows are given one per (term, document) pair, in ascending document order or
     already sorted by (term, document); the layers give the latter, which makes
-    the stable sort here a linear pass.
+    the stable sort here a linear pass. Doc ids are stored two bytes each
+    (`segmented_ids`), weights in the narrowest exact type.
     """
 
     def __init__(
@@ -168,13 +173,11 @@ class PostingIndex:
         # A stable sort by term keeps each posting's docs ascending; on rows already sorted by
         # term (what the layers give) it is a linear pass.
         order = np.argsort(term_column, kind="stable")
-        # Postings are most of the index's memory: doc ids fit int32 below 2**31 chunks.
-        id_type = np.int32 if len(doc_len) < 2**31 else np.int64
         per_term = np.bincount(term_column, minlength=term_count)
+        offsets = np.concatenate(([0], np.cumsum(per_term))).astype(np.int64)
         self._hold(
-            doc_column[order].astype(id_type),
+            SegmentedIds.of(offsets, doc_column[order], len(doc_len)),
             narrowest_exact(np.asarray(weights, dtype=np.float64)[order]),
-            np.concatenate(([0], np.cumsum(per_term))).astype(np.int64),
             doc_len,
             k1=k1,
             b=b,
@@ -194,22 +197,21 @@ class PostingIndex:
         """An index over rows already grouped by term (term t's rows are offsets[t]:offsets[t+1])
         with each posting's docs ascending: no term column and no sort, the build's largest
         temporaries at 10^5 chunks."""
-        return cls.stored(
-            {
-                "docs": docs,
-                "weights": narrowest_exact(counts),
-                "offsets": offsets,
-                "doc_len": np.asarray(doc_lengths, dtype=np.float64),
-            },
+        doc_len = np.asarray(doc_lengths, dtype=np.float64)
+        index = cls.__new__(cls)
+        index._hold(
+            SegmentedIds.of(offsets, docs, len(doc_len)),
+            narrowest_exact(counts),
+            doc_len,
             k1=k1,
             b=b,
         )
+        return index
 
     def _hold(
         self,
-        docs: DocIds,
+        ids: SegmentedIds,
         weights: Weights,
-        offsets: DocIds,
         doc_len: Floats,
         *,
         k1: float,
@@ -217,11 +219,11 @@ class PostingIndex:
     ) -> None:
         self.k1 = k1
         self.b = b
-        self.docs = docs
+        self.ids = ids
         self.weights = weights
-        self.offsets = offsets
         self.doc_len = doc_len
         self.size = len(doc_len)
+        self.term_count = ids.key_count
         total = float(doc_len.sum())
         # An all-empty corpus has no length to normalise by; 1.0 keeps the formula defined.
         self.avgdl = total / self.size if total > 0 else 1.0
@@ -229,12 +231,7 @@ class PostingIndex:
 
     def arrays(self) -> dict[str, npt.NDArray[Any]]:
         """What `stored` needs to make this index again: its arrays, nothing derived."""
-        return {
-            "docs": self.docs,
-            "weights": self.weights,
-            "offsets": self.offsets,
-            "doc_len": self.doc_len,
-        }
+        return {**self.ids.arrays(), "weights": self.weights, "doc_len": self.doc_len}
 
     @classmethod
     def stored(cls, arrays: Mapping[str, npt.NDArray[Any]], *, k1: float, b: float) -> PostingIndex:
@@ -243,36 +240,28 @@ class PostingIndex:
         Arrays read from disk are checked for shape and range, so a damaged
         file fails here, not as a wrong answer or an IndexError mid-query.
         """
-        docs, weights, offsets, doc_len = (
-            arrays[name] for name in ("docs", "weights", "offsets", "doc_len")
-        )
-        if not all(array.ndim == 1 for array in (docs, weights, offsets, doc_len)):
-            raise ValueError("posting arrays must be one-dimensional")
-        if docs.dtype.kind != "i" or offsets.dtype != np.int64 or doc_len.dtype != np.float64:
+        local_ids, id_bounds, weights, doc_len = (arrays[name] for name in ARRAY_NAMES)
+        if weights.ndim != 1 or doc_len.ndim != 1 or doc_len.dtype != np.float64:
             raise ValueError("posting arrays have the wrong types")
-        if weights.dtype not in (*EXACT_WEIGHT_TYPES, np.float64) or len(weights) != len(docs):
+        ids = SegmentedIds.stored(local_ids, id_bounds, len(doc_len))
+        if weights.dtype not in (*EXACT_WEIGHT_TYPES, np.float64) or len(weights) != len(ids.local):
             raise ValueError("posting weights do not match the doc ids")
-        if not len(offsets) or offsets[0] != 0 or offsets[-1] != len(docs):
-            raise ValueError("posting offsets do not span the doc ids")
-        if np.any(np.diff(offsets) < 0) or (
-            len(docs) and (docs.min() < 0 or docs.max() >= len(doc_len))
-        ):
-            raise ValueError("posting offsets or doc ids out of range")
         index = cls.__new__(cls)
-        index._hold(docs, weights, offsets, doc_len, k1=k1, b=b)
+        index._hold(ids, weights, doc_len, k1=k1, b=b)
         return index
 
     def document_frequency(self, term: int) -> int:
         if term == UNKNOWN_TERM:
             return 0
-        return int(self.offsets[term + 1] - self.offsets[term])
+        starts, ends = self.ids.spans(np.array([term]))
+        return int(ends[0] - starts[0])
 
     def postings(self, term: int) -> tuple[DocIds, Weights]:
         """The ascending doc ids holding the term and its weighted frequency in each."""
         if term == UNKNOWN_TERM:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)
-        start, end = self.offsets[term], self.offsets[term + 1]
-        return self.docs[start:end], self.weights[start:end]
+        starts, ends = self.ids.spans(np.array([term]))
+        return self.ids.ids(term), self.weights[starts[0] : ends[0]]
 
     def docs_with_all(self, terms: Sequence[int]) -> DocIds:
         """Documents holding every term, intersecting from the shortest posting up."""
@@ -285,7 +274,31 @@ class PostingIndex:
         A superset of `docs_with_all`, for a caller that checks the few itself more
         cheaply than the remaining intersections would.
         """
-        return narrowed_postings(self.offsets, self.docs, terms, few, self.size)
+        if not terms or UNKNOWN_TERM in terms:
+            return np.empty(0, dtype=np.int64)
+        distinct = np.unique(np.asarray(terms, dtype=np.int64))
+        starts, ends = self.ids.spans(distinct)
+        frequencies = ends - starts
+        # By document frequency, ties by term id (a stable sort of ascending ids).
+        order = np.argsort(frequencies, kind="stable")
+        found = self.ids.ids(int(distinct[order[0]]))
+        rest = zip(distinct[order[1:]].tolist(), frequencies[order[1:]].tolist(), strict=True)
+        for term, frequency in rest:
+            if len(found) <= few:
+                break
+            found = self._intersected(found, term, frequency)
+        return found
+
+    def _intersected(self, found: DocIds, term: int, frequency: int) -> DocIds:
+        """The ids of `found` (ascending) that the term's posting holds, by the cheaper of
+        `intersect_sorted`'s two routes: a binary search per id, or a flag per doc."""
+        if len(found) * frequency.bit_length() > frequency + self.size // 16:
+            marked = np.zeros(self.size, dtype=bool)
+            marked[self.ids.ids(term)] = True
+            return found[marked[found]]
+        held, _ = self.ids.find(term, self.ids.sought(found))
+        kept: DocIds = found[held]
+        return kept
 
     def docs_with_any(self, terms: Sequence[int]) -> DocIds:
         """Documents holding at least one of the terms."""
@@ -311,19 +324,16 @@ class PostingIndex:
             for term, weight in zip(terms, weights_of, strict=True)
             if term != UNKNOWN_TERM
         ]
-        ids = np.array([term for term, _ in listed], dtype=np.int64)
-        known: list[tuple[int, float]] = []
-        starts: list[int] = []
-        ends: list[int] = []
-        for pair, start, end in zip(
-            listed, self.offsets[ids].tolist(), self.offsets[ids + 1].tolist(), strict=True
-        ):
-            # A term with an empty posting adds nothing (and has no IDF).
-            if end > start:
-                known.append(pair)
-                starts.append(start)
-                ends.append(end)
-        frequencies = [end - start for start, end in zip(starts, ends, strict=True)]
+        starts, ends = self.ids.spans(np.array([term for term, _ in listed], dtype=np.int64))
+        # A term with an empty posting adds nothing (and has no IDF).
+        known = [
+            pair
+            for pair, start, end in zip(listed, starts.tolist(), ends.tolist(), strict=True)
+            if end > start
+        ]
+        frequencies = [
+            int(end - start) for start, end in zip(starts, ends, strict=True) if end > start
+        ]
         search_cost = sum(len(candidates) * df.bit_length() for df in frequencies)
         if sum(frequencies) * SCAN_COST < search_cost:
             return self._scanned(known, candidates)
@@ -332,13 +342,12 @@ class PostingIndex:
             return total
         # Every term's search goes into one (terms x candidates) table, so the formula
         # runs once over the table instead of once per term.
-        slots = np.empty((len(known), len(candidates)), dtype=np.int64)
-        for row, (start, end) in enumerate(zip(starts, ends, strict=True)):
-            slots[row] = self.docs[start:end].searchsorted(candidates)
-        slots += np.array(starts, dtype=np.int64)[:, None]
-        np.minimum(slots, np.array(ends, dtype=np.int64)[:, None] - 1, out=slots)
-        held = self.docs[slots] == candidates
-        tf = np.where(held, self.weights[slots].astype(np.float64), 0.0)
+        sought = self.ids.sought(candidates)
+        rows = np.empty((len(known), len(candidates)), dtype=np.int64)
+        held = np.empty((len(known), len(candidates)), dtype=bool)
+        for row, (term, _) in enumerate(known):
+            held[row], rows[row] = self.ids.find(term, sought)
+        tf = np.where(held, self.weights[rows].astype(np.float64), 0.0)
         term_idf = np.array([idf(self.size, df) for df in frequencies])[:, None]
         query_weight = np.array([weight for _, weight in known])[:, None]
         shares = query_weight * term_scores(term_idf, tf, self.norms[candidates], self.k1)
@@ -351,17 +360,16 @@ class PostingIndex:
         """`scores` by a pass over each posting, adding into a score per doc of the corpus.
 
         The pass is most of a typo query's time, so it makes no copy it can avoid:
-        doc ids become index type once (numpy converts int32 ids at every gather
+        doc ids come as index type (numpy converts narrower ids at every gather
         and scatter), integer counts enter the formula as they are stored (numpy
         computes with them as float64), and a query weight of 1 multiplies nothing.
         """
         every_doc: Floats = np.zeros(self.size, dtype=np.float64)
         for term, weight in known:
-            docs, counts = self.postings(term)
-            rows = docs.astype(np.intp)
+            rows, counts = self.postings(term)
             # float32 weights would keep float32 arithmetic (NEP 50): widen those.
             tf = counts if counts.dtype.kind == "u" else counts.astype(np.float64)
-            share = term_scores(idf(self.size, len(docs)), tf, self.norms[rows], self.k1)
+            share = term_scores(idf(self.size, len(rows)), tf, self.norms[rows], self.k1)
             if weight != 1.0:
                 share *= weight
             every_doc[rows] += share

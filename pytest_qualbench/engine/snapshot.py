@@ -17,13 +17,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from pytest_qualbench.engine.bm25 import ARRAY_NAMES as POSTING_ARRAY_NAMES
 from pytest_qualbench.engine.bm25 import UNKNOWN_TERM, PostingIndex
 from pytest_qualbench.engine.chunk_words import ARRAY_NAMES, ChunkWords
 from pytest_qualbench.engine.porter import PorterLayer
 from pytest_qualbench.engine.trigram import TrigramLayer
 from pytest_qualbench.engine.types import Chunk, IndexState
 
-FORMAT = "pytest_qualbench.engine.snapshot 4"
+FORMAT = "pytest_qualbench.engine.snapshot 5"
 # The Chunk fields in order; every one but these two is a string.
 CHUNK_FIELDS = ("text", "title", "source", "kind", "position", "entry_id", "metadata")
 _COLUMN_TYPES = {"position": int, "metadata": dict}
@@ -153,7 +154,7 @@ def restored(state: IndexState, *, k1: float, b: float, k3: float) -> Restored:
     if len(words) and (word_terms.min() < UNKNOWN_TERM or word_terms.max() >= len(terms)):
         raise ValueError("porter word terms out of range")
     porter_index = PostingIndex.stored(_prefixed(state.arrays, "porter."), k1=k1, b=b)
-    if len(porter_index.offsets) != len(terms) + 1 or porter_index.size != len(chunks):
+    if porter_index.term_count != len(terms) or porter_index.size != len(chunks):
         raise ValueError("porter postings do not match the terms or the chunks")
     porter = PorterLayer.stored(
         dict(zip(words, frequency.tolist(), strict=True)),
@@ -180,8 +181,7 @@ def restored(state: IndexState, *, k1: float, b: float, k3: float) -> Restored:
 
 
 def _prefixed(arrays: Mapping[str, Any], prefix: str) -> dict[str, npt.NDArray[Any]]:
-    names = ("docs", "weights", "offsets", "doc_len")
-    return {name: _array(arrays, prefix + name) for name in names}
+    return {name: _array(arrays, prefix + name) for name in POSTING_ARRAY_NAMES}
 
 
 def _array(arrays: Mapping[str, Any], name: str) -> npt.NDArray[Any]:

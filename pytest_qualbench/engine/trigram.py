@@ -50,7 +50,7 @@ class TrigramLayer:
     @classmethod
     def stored(cls, keys: DocIds, index: PostingIndex, words: ChunkWords) -> TrigramLayer:
         """The layer made again from what a build left (see `engine.snapshot`)."""
-        if keys.dtype != np.int64 or keys.ndim != 1 or len(keys) + 1 != len(index.offsets):
+        if keys.dtype != np.int64 or keys.ndim != 1 or len(keys) != index.term_count:
             raise ValueError("trigram keys do not match the postings")
         if np.any(keys[1:] <= keys[:-1]):
             raise ValueError("trigram keys are not ascending")

@@ -1,0 +1,137 @@
+"""Two-byte doc ids: segment runs, decoding, finding candidates, and refusing damage."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pytest_qualbench.engine.bm25 import PostingIndex
+from pytest_qualbench.engine.segmented_ids import (
+    SEGMENT_DOCS,
+    SegmentedIds,
+    rows_below,
+    segment_count,
+)
+
+# Three keys over 3 segments: key 0 in segments 0 and 2, key 1 empty, key 2 in all three.
+SIZE = 2 * SEGMENT_DOCS + 10
+POSTINGS = [[3, 70000, 131075], [], [0, 65535, 65536, 131081]]
+
+
+def plain_csr(postings: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    offsets = np.cumsum([0, *map(len, postings)]).astype(np.int64)
+    docs = np.array([doc for posting in postings for doc in posting], dtype=np.int64)
+    return offsets, docs
+
+
+def test_segment_count_is_at_least_one() -> None:
+    assert segment_count(0) == 1
+    assert segment_count(SEGMENT_DOCS) == 1
+    assert segment_count(SEGMENT_DOCS + 1) == 2
+
+
+def test_rows_below_is_each_keys_first_row_at_the_bound() -> None:
+    offsets, docs = plain_csr(POSTINGS)
+    # Rows: key 0 is 0-2, key 1 none (at 3), key 2 is 3-6.
+    assert rows_below(offsets, docs, SEGMENT_DOCS).tolist() == [1, 3, 5]
+    assert rows_below(offsets, docs, 2 * SEGMENT_DOCS).tolist() == [2, 3, 6]
+    assert rows_below(offsets, docs, 0).tolist() == [0, 3, 3]
+
+
+def test_runs_split_each_key_at_the_segment_edges() -> None:
+    ids = SegmentedIds.of(*plain_csr(POSTINGS), SIZE)
+    assert (ids.segments, ids.key_count) == (3, 3)
+    assert ids.bounds.tolist() == [0, 1, 2, 3, 3, 3, 3, 5, 6, 7]
+    assert ids.local.tolist() == [3, 70000 - SEGMENT_DOCS, 3, 0, 65535, 0, 9]
+    for key, posting in enumerate(POSTINGS):
+        assert ids.ids(key).tolist() == posting
+
+
+def test_find_gives_the_held_candidates_and_their_rows() -> None:
+    ids = SegmentedIds.of(*plain_csr(POSTINGS), SIZE)
+    candidates = np.array([0, 3, 65536, 70000, 131075, 131081], dtype=np.int64)
+    sought = ids.sought(candidates)
+    held, rows = ids.find(0, sought)
+    assert held.tolist() == [False, True, False, True, True, False]
+    assert rows[held].tolist() == [0, 1, 2]
+    held, rows = ids.find(2, sought)
+    assert held.tolist() == [True, False, True, False, False, True]
+    assert rows[held].tolist() == [3, 5, 6]
+    assert not ids.find(1, sought)[0].any()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    postings=st.lists(st.sets(st.integers(0, 3 * SEGMENT_DOCS - 1), max_size=8), max_size=5),
+    candidates=st.sets(st.integers(0, 3 * SEGMENT_DOCS - 1), max_size=12),
+)
+def test_ids_and_find_agree_with_the_plain_postings(
+    postings: list[set[int]], candidates: set[int]
+) -> None:
+    ordered = [sorted(posting) for posting in postings]
+    ids = SegmentedIds.of(*plain_csr(ordered), 3 * SEGMENT_DOCS)
+    sought = ids.sought(np.array(sorted(candidates), dtype=np.int64))
+    for key, posting in enumerate(ordered):
+        assert ids.ids(key).tolist() == posting
+        held, rows = ids.find(key, sought)
+        assert [doc for doc, hit in zip(sorted(candidates), held, strict=True) if hit] == sorted(
+            candidates & set(posting)
+        )
+        assert ids.local[rows[held]].tolist() == [
+            doc % SEGMENT_DOCS for doc in sorted(candidates & set(posting))
+        ]
+
+
+def test_stored_takes_back_what_it_gave() -> None:
+    ids = SegmentedIds.of(*plain_csr(POSTINGS), SIZE)
+    again = SegmentedIds.stored(ids.local, ids.bounds, SIZE)
+    assert [again.ids(key).tolist() for key in range(3)] == POSTINGS
+
+
+@pytest.mark.parametrize(
+    ("local", "bounds", "size"),
+    [
+        pytest.param([3, 4], [0, 2], 4, id="id past the corpus"),
+        pytest.param([3, 70000 % SEGMENT_DOCS], [0, 1, 2], 65540, id="id past it, last segment"),
+        pytest.param([1, 2], [0, 1, 2, 2], 65540, id="bounds not a run per segment"),
+        pytest.param([1, 2], [0, 3], 4, id="bounds past the ids"),
+        pytest.param([1, 2], [0, 2, 1, 2], 4, id="bounds going back"),
+    ],
+)
+def test_stored_refuses_what_no_build_gives(local: list[int], bounds: list[int], size: int) -> None:
+    with pytest.raises(ValueError, match="posting"):
+        SegmentedIds.stored(
+            np.array(local, dtype=np.uint16), np.array(bounds, dtype=np.int64), size
+        )
+
+
+def test_stored_refuses_wide_ids() -> None:
+    with pytest.raises(ValueError, match="wrong types"):
+        SegmentedIds.stored(np.array([1], dtype=np.int32), np.array([0, 1], dtype=np.int64), 4)
+
+
+def test_an_index_past_one_segment_scores_as_its_ids_say() -> None:
+    # The same posting at docs 5 and 65541 (one segment apart): the same lengths, the same score.
+    size = SEGMENT_DOCS + 100
+    lengths = np.ones(size)
+    index = PostingIndex(
+        [0, 0, 1],
+        [5, SEGMENT_DOCS + 5, SEGMENT_DOCS + 7],
+        [2, 2, 1],
+        term_count=2,
+        doc_lengths=lengths,
+        k1=1.2,
+        b=0.75,
+    )
+    candidates = np.array([5, 6, SEGMENT_DOCS + 5, SEGMENT_DOCS + 7], dtype=np.int64)
+    scores = index.scores([0, 1], candidates)
+    assert scores[0] == scores[2] > 0
+    assert scores[1] == 0
+    assert scores[3] > 0
+    assert index.docs_with_all([0, 1]).tolist() == []
+    assert index.docs_with_any([0, 1]).tolist() == [5, SEGMENT_DOCS + 5, SEGMENT_DOCS + 7]
+    # The pass over postings (every doc a candidate) gives the same bits.
+    every = np.arange(size, dtype=np.int64)
+    assert index.scores([0, 1], every)[candidates].tobytes() == scores.tobytes()
