@@ -12,6 +12,8 @@ import re
 import unicodedata
 from typing import Any
 
+from pytest_qualbench.engine.types import Chunk
+
 # Han, kana and hangul are written without spaces: each character is a token, so a
 # two-character CJK query still meets the porter layer (the trigram layer needs 3+).
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
@@ -41,6 +43,12 @@ STOPWORDS = frozenset(
 def fold(text: str) -> str:
     """Compatibility-normalize (NFKC) and case-fold, so `ﬁ`, `Ǆ` and `É` compare as typed."""
     return unicodedata.normalize("NFKC", text).casefold()
+
+
+def haystack(chunk: Chunk) -> str:
+    """What the trigram layer indexes and matches substrings in: the folded title, a
+    newline, the text."""
+    return fold(f"{chunk.title}\n{chunk.text}")
 
 
 def identifier_parts(word: str) -> list[str]:

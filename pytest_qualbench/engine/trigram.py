@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from pytest_qualbench.engine.analysis import fold, query_words
+from pytest_qualbench.engine.analysis import haystack, query_words
 from pytest_qualbench.engine.bm25 import DocIds, Floats, Mask, PostingIndex
 from pytest_qualbench.engine.chunk_words import ChunkWords, chunk_words
 from pytest_qualbench.engine.ranking import LayerRanking, top_positions
@@ -22,11 +22,6 @@ from pytest_qualbench.engine.types import Chunk
 
 # A word shorter than a trigram has no trigram to look up.
 MIN_TRIGRAM_WORD_CHARS = 3
-
-
-def haystack(chunk: Chunk) -> str:
-    """What the layer indexes and matches substrings in: the folded title, a newline, the text."""
-    return fold(f"{chunk.title}\n{chunk.text}")
 
 
 class TrigramLayer:

@@ -9,8 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_qualbench.engine.analysis import haystack
 from pytest_qualbench.engine.chunk_words import ChunkWords, chunk_words, encoded_words
-from pytest_qualbench.engine.trigram import TrigramLayer, haystack
+from pytest_qualbench.engine.trigram import TrigramLayer
 from pytest_qualbench.engine.types import Chunk
 
 

@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_qualbench.engine.trigram import haystack
+from pytest_qualbench.engine.analysis import haystack
 from pytest_qualbench.engine.trigram_postings import trigram_keys, trigram_postings
 from pytest_qualbench.engine.types import Chunk
 
