@@ -183,16 +183,21 @@ class Engine:
         from pytest_qualbench.engine.analysis import porter_stemmer
         from pytest_qualbench.engine.memory import release_free_memory
         from pytest_qualbench.engine.porter import PorterLayer
+        from pytest_qualbench.engine.split import split_chunks
         from pytest_qualbench.engine.trigram import TrigramLayer
 
         # Building stems every word; an index restored from the cache stems only
         # query words it has never seen, so nltk loads here, not with the engine.
         porter_stemmer()
 
+        # The chunks are split into words once, for both layers.
+        split = split_chunks(chunks)
         porter = PorterLayer(
-            chunks, k1=self.k1, b=self.b, k3=self.k3, title_weight=self.title_weight
+            split, k1=self.k1, b=self.b, k3=self.k3, title_weight=self.title_weight
         )
-        trigram = TrigramLayer(chunks, k1=self.k1, b=self.b)
+        trigram = TrigramLayer(chunks, split, k1=self.k1, b=self.b)
+        # 4 bytes a word, freed before the free pages go back to the OS below.
+        del split
         self._set_index(chunks, warnings, porter, trigram)
         # The build's temporaries are freed; without this the allocator keeps their pages.
         release_free_memory()

@@ -14,46 +14,25 @@ hold its words (docs/performance.md, "Issue 28").
 
 from __future__ import annotations
 
-from array import array
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from pytest_qualbench.engine.analysis import word_runs
-from pytest_qualbench.engine.block_postings import BLOCK_DOCS, block_of, counted, merged
+from pytest_qualbench.engine.analysis import haystack, word_runs
+from pytest_qualbench.engine.block_postings import Block, block_of, counted, merged
 from pytest_qualbench.engine.bm25 import DocIds, Mask, concatenated_ranges, narrowed_postings
-from pytest_qualbench.engine.trigram_postings import (
-    BLOCK_CHARS,
-    is_word_char,
-    text_blocks,
-    trigram_ids,
-    trigram_postings,
-)
+from pytest_qualbench.engine.split import FirstSeenIds, Split, SplitBlock
+from pytest_qualbench.engine.trigram_postings import trigram_ids, trigram_postings
+from pytest_qualbench.engine.types import Chunk
 
 # Candidate words few enough to check with `in` rather than intersect more trigram
 # postings: an intersection costs about what checking a few dozen short words does.
 FEW_WORDS = 32
 # The arrays `ChunkWords.arrays` gives, beside the words themselves.
 ARRAY_NAMES = ("offsets", "chunks", "keys", "key_offsets", "word_ids")
-# Every byte but an ASCII word character's, mapped to a space.
-_NON_WORD_BYTES_BLANKED = bytes(
-    byte if byte < 128 and is_word_char(byte) else ord(" ") for byte in range(256)
-)
-
-
-def encoded_words(text: str) -> list[bytes]:
-    """The maximal `\\w` runs of a text (`analysis.word_runs`), UTF-8 encoded.
-
-    An ASCII text's runs come from one bytes translate and split, twice as fast as
-    `str.translate` with its mapping and three times as fast as the regex: splitting
-    the chunks into words is most of what `chunk_words` costs.
-    """
-    if text.isascii():
-        return text.encode("ascii").translate(_NON_WORD_BYTES_BLANKED).split()
-    return [run.encode() for run in word_runs(text)]
 
 
 @dataclass(frozen=True)
@@ -135,44 +114,63 @@ def checked_postings(name: str, offsets: DocIds, ids: DocIds, groups: int, bound
         raise ValueError(f"{name} postings are not ascending")
 
 
-class WordIds(dict[bytes, int]):
-    """Ids for words in first-seen order: looking up an unseen word gives it the next id.
+def chunk_words(chunks: Sequence[Chunk], split: Split) -> ChunkWords:
+    """The words of the chunks' haystacks (`analysis.haystack`) and their indexes.
 
-    A dict subclass's __getitem__ runs in C for known words: no Python call per word.
+    The haystack of an ASCII chunk folds to its title and text lowercased, joined by a
+    newline, which no word holds: its words are its raw words (`split`) lowercased, so
+    each distinct raw word is lowercased and numbered once and a block's (word, chunk)
+    pairs come from the split's raw word numbers by numpy alone. Any other chunk's
+    haystack is split again: folding can move a word's bounds ("İ" folds to "i" and a
+    combining dot, no word character) and raw words split CJK text by character.
+
+    Words are numbered by first sight, block by block (a build is reproducible); each
+    block's pairs are made distinct by one sort and merged, as the porter layer's are.
     """
-
-    def __missing__(self, word: bytes) -> int:
-        number = len(self)
-        self[word] = number
-        return number
-
-
-def chunk_words(texts: Iterable[str]) -> ChunkWords:
-    """The words of already folded texts (chunk i is the i-th text) and their indexes.
-
-    Words are numbered in text order (a build is reproducible), then each block's
-    (word, chunk) pairs are made distinct by one sort and merged, as the porter
-    layer's are: no Python work per word beyond splitting and one dict lookup.
-    """
-    ids = WordIds()
+    ids = FirstSeenIds()
+    # The word id of each raw word some ASCII chunk holds, -1 for the others.
+    lowered = np.full(len(split.words), -1, dtype=np.int64)
     blocks = []
-    first = 0
-    for block in text_blocks(texts, BLOCK_DOCS, BLOCK_CHARS):
-        # 8 bytes a word, not a Python int.
-        numbers = array("q")
-        counts = []
-        for text in block:
-            text_words = encoded_words(text)
-            numbers.extend(map(ids.__getitem__, text_words))
-            counts.append(len(text_words))
-        size = len(block)
-        docs = np.repeat(np.arange(size, dtype=np.int64), counts)
-        pairs, _ = counted(np.frombuffer(numbers, dtype=np.int64) * size + docs)
-        blocks.append(block_of(first, pairs // size, pairs % size, np.ones(len(pairs), np.uint8)))
-        first += size
+    for block in split.blocks:
+        part = chunks[block.first : block.first + block.size]
+        blocks.append(block_words(block, part, split.words, lowered, ids))
     # Every word is in some chunk, so word w's chunks are row w of the merged postings.
-    _, offsets, chunks, _ = merged(blocks, first)
-    words = [word.decode() for word in ids]
+    _, offsets, chunk_ids, _ = merged(blocks, split.chunk_count)
+    words = list(ids)
     # Words hold only word characters: every window is kept, none spans two words.
     trigrams = trigram_postings(words, word_only=False)
-    return ChunkWords(words, offsets, chunks, trigrams.keys, trigrams.offsets, trigrams.docs, first)
+    return ChunkWords(
+        words, offsets, chunk_ids, trigrams.keys, trigrams.offsets, trigrams.docs, split.chunk_count
+    )
+
+
+def block_words(
+    block: SplitBlock,
+    chunks: Sequence[Chunk],
+    raw_words: Sequence[str],
+    lowered: DocIds,
+    ids: FirstSeenIds,
+) -> Block:
+    """One block's distinct (word, chunk) rows; `lowered` and `ids` learn its new words."""
+    is_ascii = np.fromiter(
+        (chunk.title.isascii() and chunk.text.isascii() for chunk in chunks),
+        dtype=bool,
+        count=len(chunks),
+    )
+    numbers = np.concatenate((block.text.numbers, block.title.numbers))
+    docs = np.concatenate((block.text.docs(), block.title.docs()))
+    kept = is_ascii[docs]
+    numbers, docs = numbers[kept], docs[kept]
+    # Python work only for the raw words no earlier ASCII chunk held, ascending: reproducible.
+    unseen = np.unique(numbers[lowered[numbers] < 0]).tolist()
+    lowered[unseen] = [ids[raw_words[number].lower()] for number in unseen]
+    word_columns = [lowered[numbers]]
+    doc_columns = [docs]
+    for doc in np.flatnonzero(~is_ascii).tolist():
+        found = [ids[word] for word in word_runs(haystack(chunks[doc]))]
+        word_columns.append(np.asarray(found, dtype=np.int64))
+        doc_columns.append(np.full(len(found), doc, dtype=np.int64))
+    pairs, _ = counted(np.concatenate(word_columns) * block.size + np.concatenate(doc_columns))
+    return block_of(
+        block.first, pairs // block.size, pairs % block.size, np.ones(len(pairs), np.uint8)
+    )

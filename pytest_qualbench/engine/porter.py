@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from pytest_qualbench.engine.analysis import STOPWORDS, query_tokens, raw_words, stem, word_tokens
-from pytest_qualbench.engine.block_postings import BLOCK_DOCS, block_of, counted, merged
+from pytest_qualbench.engine.analysis import STOPWORDS, query_tokens, stem, word_tokens
+from pytest_qualbench.engine.block_postings import block_of, counted, merged
 from pytest_qualbench.engine.bm25 import (
     UNKNOWN_TERM,
     DocIds,
@@ -19,72 +19,30 @@ from pytest_qualbench.engine.bm25 import (
     query_term_weight,
 )
 from pytest_qualbench.engine.ranking import LayerRanking, top_positions
-from pytest_qualbench.engine.types import Chunk
+from pytest_qualbench.engine.split import FieldWords, FirstSeenIds, Split
 
 
-class TokenIds(dict[str, int]):
-    """Ids for tokens in first-seen order: looking up an unseen token gives it the next id."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        # The tokens in id order, so the ones a block added are a slice.
-        self.tokens: list[str] = []
-
-    def __missing__(self, token: str) -> int:
-        self[token] = len(self)
-        self.tokens.append(token)
-        return len(self) - 1
-
-
-class RawWords(dict[str, int]):
-    """A number for each distinct raw word, first seen first, and its tokens' ids
-    (`word_tokens`) in one flat table: word n's are `tokens[starts[n]:ends[n]]` of `tables()`."""
-
-    def __init__(self, token_ids: TokenIds) -> None:
-        super().__init__()
-        self.token_ids = token_ids
-        self.tokens: list[int] = []
-        self.ends: list[int] = []
-        self._ends = np.empty(0, dtype=np.int64)
-        self._tokens = np.empty(0, dtype=np.int64)
-
-    def __missing__(self, word: str) -> int:
-        self.tokens.extend(self.token_ids[token] for token in word_tokens(word))
-        self.ends.append(len(self.tokens))
-        number = len(self)
-        self[word] = number
-        return number
-
-    def tables(self) -> tuple[DocIds, DocIds, DocIds]:
-        """Each word's first and end slot in `tokens`, and `tokens`, as arrays."""
-        # Only the words added since the last call are converted.
-        added_ends = np.asarray(self.ends[len(self._ends) :], dtype=np.int64)
-        added_tokens = np.asarray(self.tokens[len(self._tokens) :], dtype=np.int64)
-        self._ends = np.concatenate((self._ends, added_ends))
-        self._tokens = np.concatenate((self._tokens, added_tokens))
-        starts = np.concatenate(([0], self._ends[:-1])).astype(np.int64)
-        return starts, self._ends, self._tokens
+def token_table(words: Sequence[str], token_ids: FirstSeenIds) -> tuple[DocIds, DocIds, DocIds]:
+    """The tokens (`word_tokens`) of each distinct raw word, numbered by `token_ids`, in one
+    flat table: word n's are `tokens[starts[n]:ends[n]]` of the (starts, ends, tokens) given."""
+    tokens: list[int] = []
+    ends = []
+    for word in words:
+        tokens.extend(token_ids[token] for token in word_tokens(word))
+        ends.append(len(tokens))
+    end_array = np.asarray(ends, dtype=np.int64)
+    starts = np.concatenate(([0], end_array))[:-1]
+    return starts, end_array, np.asarray(tokens, dtype=np.int64)
 
 
-def token_stream(texts: Sequence[str], words: RawWords) -> tuple[DocIds, DocIds]:
-    """The `TokenIds` id of every token of every text, and the doc (text number) of each."""
-    counts = []
-    per_text = []
-    # Each text's words are numbered and dropped at once: a block's worth of word strings
-    # alive together would fragment the heap the build leaves behind.
-    for text in texts:
-        text_words = raw_words(text)
-        # A dict subclass's __getitem__ runs in C for known words: no Python call per word.
-        per_text.append(
-            np.fromiter(map(words.__getitem__, text_words), dtype=np.int64, count=len(text_words))
-        )
-        counts.append(len(text_words))
-    numbers = np.concatenate(per_text) if per_text else np.empty(0, dtype=np.int64)
-    starts, ends, tokens = words.tables()
+def token_stream(field: FieldWords, table: tuple[DocIds, DocIds, DocIds]) -> tuple[DocIds, DocIds]:
+    """The token id of every token of every chunk's field, and the chunk of each."""
+    starts, ends, tokens = table
+    numbers = field.numbers
     sizes = ends[numbers] - starts[numbers]
     # Token i of word w sits at starts[w] + i: each word's slots, one run after another.
     slots = concatenated_ranges(starts[numbers], sizes)
-    docs = np.repeat(np.repeat(np.arange(len(texts), dtype=np.int64), counts), sizes)
+    docs = np.repeat(field.docs(), sizes)
     ids: DocIds = tokens[slots]
     return ids, docs
 
@@ -116,47 +74,43 @@ class PorterLayer:
     name = "porter"
 
     def __init__(
-        self, chunks: Sequence[Chunk], *, k1: float, b: float, k3: float, title_weight: float
+        self, split: Split, *, k1: float, b: float, k3: float, title_weight: float
     ) -> None:
         self.k3 = k3
-        words = TokenIds()
-        token_ids = RawWords(words)
+        words = FirstSeenIds()
+        table = token_table(split.words, words)
         self.term_ids: dict[str, int] = {}
-        term_of_word = np.empty(0, dtype=np.int64)
-        frequency = np.empty(0, dtype=np.int64)
+        # Each distinct word is stemmed once, not each token: stemming is the slow part.
+        term_of_word = np.asarray([self.term_of(word) for word in words], dtype=np.int64)
+        frequency = np.zeros(len(words), dtype=np.int64)
         blocks = []
         lengths = [np.empty(0, dtype=np.float64)]
         # A block of chunks at a time: every per-token column stays a block's size.
-        for first in range(0, len(chunks), BLOCK_DOCS):
-            part = chunks[first : first + BLOCK_DOCS]
-            body_words, body_docs = token_stream([chunk.text for chunk in part], token_ids)
-            title_words, title_docs = token_stream([chunk.title for chunk in part], token_ids)
-            # Each distinct word is stemmed once, not each token: stemming is the slow part.
-            new_terms = [self.term_of(word) for word in words.tokens[len(term_of_word) :]]
-            term_of_word = np.append(term_of_word, np.asarray(new_terms, dtype=np.int64))
+        for block in split.blocks:
+            body_words, body_docs = token_stream(block.text, table)
+            title_words, title_docs = token_stream(block.title, table)
             word_pairs, _ = counted(
-                np.concatenate((body_words, title_words)) * len(part)
+                np.concatenate((body_words, title_words)) * block.size
                 + np.concatenate((body_docs, title_docs))
             )
-            frequency = np.append(frequency, np.zeros(len(words) - len(frequency), dtype=np.int64))
-            frequency += np.bincount(word_pairs // len(part), minlength=len(words))
+            frequency += np.bincount(word_pairs // block.size, minlength=len(words))
             body_terms = term_of_word[body_words]
             title_terms = term_of_word[title_words]
             pairs, weights = weighted_pairs(
-                (body_terms, body_docs), (title_terms, title_docs), title_weight, len(part)
+                (body_terms, body_docs), (title_terms, title_docs), title_weight, block.size
             )
-            blocks.append(block_of(first, pairs // len(part), pairs % len(part), weights))
+            blocks.append(block_of(block.first, pairs // block.size, pairs % block.size, weights))
             # Lengths weigh title tokens as the frequencies do: the title counted title_weight times.
-            body_lengths = np.bincount(body_docs[body_terms != UNKNOWN_TERM], minlength=len(part))
+            body_lengths = np.bincount(body_docs[body_terms != UNKNOWN_TERM], minlength=block.size)
             title_lengths = np.bincount(
-                title_docs[title_terms != UNKNOWN_TERM], minlength=len(part)
+                title_docs[title_terms != UNKNOWN_TERM], minlength=block.size
             )
             lengths.append(body_lengths + title_weight * title_lengths)
         # Surface words and their document frequency: the vocabulary fuzzy correction uses.
         self.word_frequency: dict[str, int] = dict(zip(words, frequency.tolist(), strict=True))
         # Tokens seen only as a part of an identifier (`cert` of DB_SSL_CERT), never as a
         # word of their own: fuzzy correction is wary of them.
-        starts, ends, tokens = token_ids.tables()
+        starts, ends, tokens = table
         whole = set(tokens[starts[ends > starts]].tolist())
         self.identifier_parts = frozenset(word for word, id_ in words.items() if id_ not in whole)
         # The term of every indexed word, so a query of known words needs no stemmer:
@@ -166,7 +120,7 @@ class PorterLayer:
             for word, term in zip(words, term_of_word.tolist(), strict=True)
             if term != UNKNOWN_TERM
         }
-        terms, offsets, docs, rows = merged(blocks, len(chunks))
+        terms, offsets, docs, rows = merged(blocks, split.chunk_count)
         # Every term has a posting (it is the stem of a word some chunk holds): row i is term i.
         assert np.array_equal(terms, np.arange(len(self.term_ids))), "a term without postings"
         self.index = PostingIndex.grouped(docs, rows, offsets, np.concatenate(lengths), k1=k1, b=b)

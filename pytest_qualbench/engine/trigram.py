@@ -17,6 +17,7 @@ from pytest_qualbench.engine.analysis import haystack, query_words
 from pytest_qualbench.engine.bm25 import DocIds, Floats, Mask, PostingIndex
 from pytest_qualbench.engine.chunk_words import ChunkWords, chunk_words
 from pytest_qualbench.engine.ranking import LayerRanking, top_positions
+from pytest_qualbench.engine.split import Split
 from pytest_qualbench.engine.trigram_postings import trigram_ids, trigram_postings
 from pytest_qualbench.engine.types import Chunk
 
@@ -29,7 +30,7 @@ class TrigramLayer:
 
     name = "trigram"
 
-    def __init__(self, chunks: Sequence[Chunk], *, k1: float, b: float) -> None:
+    def __init__(self, chunks: Sequence[Chunk], split: Split, *, k1: float, b: float) -> None:
         # Only trigrams of three word characters are kept (a query word has no other), but
         # a chunk's length stays its count of every window: scores are those of all windows.
         postings = trigram_postings(map(haystack, chunks), word_only=True)
@@ -39,8 +40,8 @@ class TrigramLayer:
         )
         del postings
         # Which chunks hold a query word is settled by the words of the chunks, not their
-        # text: folding the haystacks again costs less than keeping them from the pass above.
-        self.words = chunk_words(map(haystack, chunks))
+        # text; an ASCII chunk's are its raw words in `split`, lowercased.
+        self.words = chunk_words(chunks, split)
 
     @classmethod
     def stored(cls, keys: DocIds, index: PostingIndex, words: ChunkWords) -> TrigramLayer:

@@ -23,6 +23,7 @@ from pytest_qualbench.engine.bm25 import (
     union_sorted,
 )
 from pytest_qualbench.engine.porter import PorterLayer
+from pytest_qualbench.engine.split import split_chunks
 from pytest_qualbench.engine.types import Chunk
 
 DOCS = [
@@ -108,7 +109,7 @@ def test_porter_layer_with_title_weight_two_equals_rank_bm25_with_title_twice(qu
         Chunk(text=text, title=title, source="s", kind="durable", position=position)
         for position, (text, title) in enumerate(zip(DOCS, TITLES, strict=True))
     ]
-    layer = PorterLayer(chunks, k1=1.2, b=0.75, k3=8.0, title_weight=2.0)
+    layer = PorterLayer(split_chunks(chunks), k1=1.2, b=0.75, k3=8.0, title_weight=2.0)
     # A title weight of 2 is the title's terms counted twice, in tf and in length.
     corpus = [
         index_terms(text) + 2 * index_terms(title) for text, title in zip(DOCS, TITLES, strict=True)
@@ -126,7 +127,7 @@ def test_porter_search_gives_each_ranked_doc_its_rank_bm25_score(query: str) -> 
         Chunk(text=text, title=title, source="s", kind="durable", position=position)
         for position, (text, title) in enumerate(zip(DOCS, TITLES, strict=True))
     ]
-    layer = PorterLayer(chunks, k1=1.2, b=0.75, k3=8.0, title_weight=2.0)
+    layer = PorterLayer(split_chunks(chunks), k1=1.2, b=0.75, k3=8.0, title_weight=2.0)
     corpus = [
         index_terms(text) + 2 * index_terms(title) for text, title in zip(DOCS, TITLES, strict=True)
     ]

@@ -9,18 +9,51 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from pytest_qualbench.engine import split
 from pytest_qualbench.engine.analysis import haystack
-from pytest_qualbench.engine.chunk_words import ChunkWords, chunk_words, encoded_words
+from pytest_qualbench.engine.chunk_words import ChunkWords, chunk_words
+from pytest_qualbench.engine.split import split_chunks
 from pytest_qualbench.engine.trigram import TrigramLayer
 from pytest_qualbench.engine.types import Chunk
+
+# ASCII word and non-word characters, and characters folding changes: a dotted capital I
+# (folds to "i" and a combining dot, no word character), ß (to "ss"), a ligature (to
+# "fi"), CJK (one raw word a character, one folded word a run).
+ALPHABET = "aB_9 .-\n\u0130\u00df\ufb01\u4e2d\u6587"
 
 
 def chunk(text: str, title: str = "", position: int = 0) -> Chunk:
     return Chunk(text, title, "s", "durable", position)
 
 
+def built(chunks: list[Chunk]) -> ChunkWords:
+    return chunk_words(chunks, split_chunks(chunks))
+
+
+def words_of(*texts: str) -> ChunkWords:
+    return built([chunk(text, position=number) for number, text in enumerate(texts)])
+
+
 def layer(*chunks: Chunk) -> TrigramLayer:
-    return TrigramLayer(chunks, k1=1.2, b=0.75)
+    return TrigramLayer(chunks, split_chunks(chunks), k1=1.2, b=0.75)
+
+
+def chunks_per_word(words: ChunkWords) -> dict[str, set[int]]:
+    """Each word and the chunks holding it, as the built words say."""
+    offsets = words.offsets.tolist()
+    return {
+        word: set(words.chunks[offsets[number] : offsets[number + 1]].tolist())
+        for number, word in enumerate(words.words)
+    }
+
+
+def expected_chunks_per_word(chunks: list[Chunk]) -> dict[str, set[int]]:
+    """Each word and the chunks holding it: the maximal `\\w` runs of each chunk's haystack."""
+    found: dict[str, set[int]] = {}
+    for number, each in enumerate(chunks):
+        for word in re.findall(r"\w+", haystack(each)):
+            found.setdefault(word, set()).add(number)
+    return found
 
 
 def holding(words: ChunkWords, word: str) -> list[int]:
@@ -28,13 +61,8 @@ def holding(words: ChunkWords, word: str) -> list[int]:
     return held
 
 
-@given(st.text(st.sampled_from("aZ_9 .-\n\u00e9\u00df\ufb01\u4e2d\u0301\U0001f600"), max_size=30))
-def test_encoded_words_are_the_regex_runs(text: str) -> None:
-    assert [word.decode() for word in encoded_words(text)] == re.findall(r"\w+", text)
-
-
 def test_words_are_numbered_by_first_sight_with_ascending_chunks() -> None:
-    words = chunk_words(["b a", "a c a", "c"])
+    words = words_of("b a", "a c a", "c")
     assert list(words.words) == ["b", "a", "c"]
     assert words.offsets.tolist() == [0, 1, 3, 5]
     assert words.chunks.tolist() == [0, 0, 1, 1, 2]
@@ -42,12 +70,70 @@ def test_words_are_numbered_by_first_sight_with_ascending_chunks() -> None:
 
 
 def test_a_query_word_inside_a_compound_is_found_through_the_compound() -> None:
-    words = chunk_words(["poolcachelo x", "cache", "cach ache"])
+    words = words_of("poolcachelo x", "cache", "cach ache")
     assert sorted(words.containing("cache")) == [0, 2]
     assert holding(words, "cache") == [0, 1]
     # Every trigram of "cachel" is in chunk 2's words, but not the word itself.
     assert holding(words, "cachel") == [0]
     assert words.containing("zzz") == []
+
+
+def test_an_ascii_chunks_words_are_its_raw_words_lowercased() -> None:
+    chunks = [chunk("Foo foo_Bar, FOO", title="Bar"), chunk("bar x9", title="foo_bar")]
+    assert chunks_per_word(built(chunks)) == {
+        "foo": {0},
+        "foo_bar": {0, 1},
+        "bar": {0, 1},
+        "x9": {1},
+    }
+
+
+def test_other_chunks_words_are_their_folded_haystacks_runs() -> None:
+    chunks = [
+        chunk("İstanbul Straße", title="ﬁle"),
+        chunk("東京 tokyo abc中"),
+        chunk("Tokyo file", title="ABC"),
+    ]
+    # The dotted capital I folds to "i" and a combining dot, which splits the word; the
+    # raw words split CJK text by character, the haystack's words do not.
+    assert chunks_per_word(built(chunks)) == {
+        "file": {0, 2},
+        "i": {0},
+        "stanbul": {0},
+        "strasse": {0},
+        "東京": {1},
+        "tokyo": {1, 2},
+        "abc中": {1},
+        "abc": {2},
+    }
+
+
+@pytest.mark.parametrize("block_docs", [1, 2, 1024])
+def test_mixed_chunks_have_their_haystacks_words_in_any_blocks(
+    monkeypatch: pytest.MonkeyPatch, block_docs: int
+) -> None:
+    monkeypatch.setattr(split, "BLOCK_DOCS", block_docs)
+    chunks = [
+        chunk("Straße STRASSE", title="Weg"),
+        chunk("strasse weg", title="WEG"),
+        chunk("ﬁx fix", title="Fix"),
+        chunk("İi", title="I"),
+    ]
+    # "İi" folds to "i", a combining dot and "i": the word "i" twice, no "ii".
+    assert chunks_per_word(built(chunks)) == {
+        "weg": {0, 1},
+        "strasse": {0, 1},
+        "fix": {2},
+        "i": {3},
+    }
+
+
+@given(
+    st.lists(st.tuples(st.text(ALPHABET, max_size=12), st.text(ALPHABET, max_size=5)), max_size=6)
+)
+def test_the_words_are_the_haystacks_runs(fields: list[tuple[str, str]]) -> None:
+    chunks = [chunk(text, title, number) for number, (text, title) in enumerate(fields)]
+    assert chunks_per_word(built(chunks)) == expected_chunks_per_word(chunks)
 
 
 def test_the_title_counts_but_no_word_spans_the_title_and_the_text() -> None:
@@ -78,7 +164,10 @@ def test_only_visible_chunks_are_ranked_and_every_word_comes_before_any() -> Non
     assert sorted(ranking.docs.tolist()) == [1, 2]
 
 
-@given(st.lists(st.text("ab cB", max_size=12), min_size=1, max_size=6), st.text("abc", min_size=3))
+@given(
+    st.lists(st.text("ab cB\u0130\u00df\u4e2d", max_size=12), min_size=1, max_size=6),
+    st.text("abc", min_size=3),
+)
 def test_holding_equals_a_substring_of_the_haystack(texts: list[str], word: str) -> None:
     chunks = [chunk(text, title=text[:3], position=number) for number, text in enumerate(texts)]
     trigram = layer(*chunks)
@@ -92,7 +181,7 @@ def stored_arrays(words: ChunkWords) -> dict[str, np.ndarray]:
 
 
 def test_stored_takes_back_what_a_build_gave() -> None:
-    words = chunk_words(["alpha beta", "beta gamma"])
+    words = words_of("alpha beta", "beta gamma")
     again = ChunkWords.stored(words.words, stored_arrays(words), 2)
     assert holding(again, "eta") == [0, 1]
 
@@ -117,7 +206,7 @@ def test_stored_refuses_arrays_that_cannot_be_the_words(
     name: str, damage: object, message: str
 ) -> None:
     # Four words in two chunks: "alpha" and "beta" in both.
-    words = chunk_words(["alpha beta", "beta alpha delta gamma"])
+    words = words_of("alpha beta", "beta alpha delta gamma")
     arrays = stored_arrays(words)
     assert callable(damage)
     arrays[name] = damage(arrays[name])

@@ -6,9 +6,10 @@ from collections import Counter
 
 import pytest
 
-from pytest_qualbench.engine import porter
+from pytest_qualbench.engine import split
 from pytest_qualbench.engine.analysis import STOPWORDS, stem, tokenize
 from pytest_qualbench.engine.porter import PorterLayer
+from pytest_qualbench.engine.split import split_chunks
 from pytest_qualbench.engine.types import Chunk
 
 TEXTS = [
@@ -29,7 +30,7 @@ def chunks() -> list[Chunk]:
 
 
 def build(title_weight: float = 2.0) -> PorterLayer:
-    return PorterLayer(chunks(), k1=1.2, b=0.75, k3=8.0, title_weight=title_weight)
+    return PorterLayer(split_chunks(chunks()), k1=1.2, b=0.75, k3=8.0, title_weight=title_weight)
 
 
 def postings(layer: PorterLayer) -> dict[str, list[tuple[int, float]]]:
@@ -56,7 +57,7 @@ def expected(title_weight: float) -> dict[str, list[tuple[int, float]]]:
 def test_postings_hold_each_chunks_weighted_counts(
     monkeypatch: pytest.MonkeyPatch, block_docs: int
 ) -> None:
-    monkeypatch.setattr(porter, "BLOCK_DOCS", block_docs)
+    monkeypatch.setattr(split, "BLOCK_DOCS", block_docs)
     layer = build(title_weight=2.5)
     assert postings(layer) == expected(2.5)
     assert layer.index.doc_len.tolist() == [
@@ -71,7 +72,7 @@ def test_blocks_change_nothing_a_query_sees(
     monkeypatch: pytest.MonkeyPatch, block_docs: int
 ) -> None:
     whole = build()
-    monkeypatch.setattr(porter, "BLOCK_DOCS", block_docs)
+    monkeypatch.setattr(split, "BLOCK_DOCS", block_docs)
     blocked = build()
     assert blocked.word_frequency == whole.word_frequency
     assert blocked.word_terms.keys() == whole.word_terms.keys()

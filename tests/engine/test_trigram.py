@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from pytest_qualbench.engine.bm25 import DocIds
 from pytest_qualbench.engine.ranking import top
+from pytest_qualbench.engine.split import split_chunks
 from pytest_qualbench.engine.trigram import TrigramLayer
 from pytest_qualbench.engine.trigram_postings import trigram_keys
 from pytest_qualbench.engine.types import Chunk
@@ -19,7 +20,7 @@ EVERY_DOC = np.ones(3, dtype=bool)
 
 def layer(*texts: str) -> TrigramLayer:
     chunks = [Chunk(text, "", "s", "durable", position) for position, text in enumerate(texts)]
-    return TrigramLayer(chunks, k1=1.2, b=0.75)
+    return TrigramLayer(chunks, split_chunks(chunks), k1=1.2, b=0.75)
 
 
 def test_trigram_keys_pack_three_code_points() -> None:
