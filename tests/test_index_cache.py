@@ -305,7 +305,7 @@ def test_a_directory_in_place_of_the_file_is_corrupt_and_replaced(
             "trigram.words.chunks", np.array([10**6], dtype=np.int32), id="word chunk out of range"
         ),
         pytest.param(
-            "trigram.words.word_ids", np.array([1, 0], dtype=np.int64), id="word ids of int64"
+            "trigram.words.word_local_ids", np.array([1, 0], dtype=np.int64), id="word ids of int64"
         ),
         pytest.param("trigram.words.keys", np.array([5, 2], dtype=np.int64), id="word keys back"),
         pytest.param("trigram.words_ends", np.array([1], dtype=np.int64), id="words cut short"),

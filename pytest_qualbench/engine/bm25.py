@@ -57,28 +57,6 @@ def query_term_weight(query_frequency: int, k3: float) -> float:
     return (k3 + 1) * query_frequency / (k3 + query_frequency)
 
 
-def intersect_sorted(small: DocIds, large: DocIds, size: int) -> DocIds:
-    """Ids in both ascending arrays of ids below `size`.
-
-    A binary search per id of the smaller costs ~ small * log large; marking the
-    larger in a flag per doc costs ~ large + size / 16 (the flags' allocation),
-    several times less when both are long: a common word's trigrams, tens of
-    thousands of docs each at 10^5 chunks.
-    """
-    if len(small) > len(large):
-        small, large = large, small
-    if not len(small) or not len(large):
-        return np.empty(0, dtype=np.int64)
-    if len(small) * len(large).bit_length() > len(large) + size // 16:
-        marked = np.zeros(size, dtype=bool)
-        marked[large] = True
-        held: DocIds = small[marked[small]]
-        return held
-    slots = np.minimum(np.searchsorted(large, small), len(large) - 1)
-    found: DocIds = small[large[slots] == small]
-    return found
-
-
 def union_sorted(doc_lists: Sequence[DocIds], size: int) -> DocIds:
     """Ascending distinct ids of the lists, by a mark per doc of `size`: no sort.
 
@@ -100,25 +78,6 @@ def concatenated_ranges(starts: DocIds, lengths: DocIds) -> DocIds:
     ranges: DocIds = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
     ranges += np.arange(len(ranges), dtype=np.int64)
     return ranges
-
-
-def narrowed_postings(
-    offsets: DocIds, docs: DocIds, terms: Sequence[int], few: int, size: int
-) -> DocIds:
-    """`PostingIndex.narrowed` over any CSR postings (term t's ids are
-    docs[offsets[t]:offsets[t + 1]], ascending, below `size`)."""
-    if not terms or UNKNOWN_TERM in terms:
-        return np.empty(0, dtype=np.int64)
-    distinct = np.unique(np.asarray(terms, dtype=np.int64))
-    # By document frequency, ties by term id (a stable sort of ascending ids).
-    frequencies = offsets[distinct + 1] - offsets[distinct]
-    ordered = distinct[np.argsort(frequencies, kind="stable")].tolist()
-    found: DocIds = docs[offsets[ordered[0]] : offsets[ordered[0] + 1]]
-    for term in ordered[1:]:
-        if len(found) <= few:
-            break
-        found = intersect_sorted(found, docs[offsets[term] : offsets[term + 1]], size)
-    return found
 
 
 # The arrays `PostingIndex.arrays` gives and `PostingIndex.stored` takes.
@@ -253,52 +212,25 @@ class PostingIndex:
     def document_frequency(self, term: int) -> int:
         if term == UNKNOWN_TERM:
             return 0
-        starts, ends = self.ids.spans(np.array([term]))
-        return int(ends[0] - starts[0])
+        start, end = self.ids.span(term)
+        return end - start
 
     def postings(self, term: int) -> tuple[DocIds, Weights]:
         """The ascending doc ids holding the term and its weighted frequency in each."""
         if term == UNKNOWN_TERM:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float64)
-        starts, ends = self.ids.spans(np.array([term]))
-        return self.ids.ids(term), self.weights[starts[0] : ends[0]]
+        start, end = self.ids.span(term)
+        return self.ids.ids(term), self.weights[start:end]
 
     def docs_with_all(self, terms: Sequence[int]) -> DocIds:
         """Documents holding every term, intersecting from the shortest posting up."""
         return self.narrowed(terms, 0)
 
     def narrowed(self, terms: Sequence[int], few: int) -> DocIds:
-        """Documents holding the rarest terms: intersecting from the shortest posting up,
-        stopping once at most `few` are left (all of them holding every term when few=0).
-
-        A superset of `docs_with_all`, for a caller that checks the few itself more
-        cheaply than the remaining intersections would.
-        """
-        if not terms or UNKNOWN_TERM in terms:
-            return np.empty(0, dtype=np.int64)
-        distinct = np.unique(np.asarray(terms, dtype=np.int64))
-        starts, ends = self.ids.spans(distinct)
-        frequencies = ends - starts
-        # By document frequency, ties by term id (a stable sort of ascending ids).
-        order = np.argsort(frequencies, kind="stable")
-        found = self.ids.ids(int(distinct[order[0]]))
-        rest = zip(distinct[order[1:]].tolist(), frequencies[order[1:]].tolist(), strict=True)
-        for term, frequency in rest:
-            if len(found) <= few:
-                break
-            found = self._intersected(found, term, frequency)
-        return found
-
-    def _intersected(self, found: DocIds, term: int, frequency: int) -> DocIds:
-        """The ids of `found` (ascending) that the term's posting holds, by the cheaper of
-        `intersect_sorted`'s two routes: a binary search per id, or a flag per doc."""
-        if len(found) * frequency.bit_length() > frequency + self.size // 16:
-            marked = np.zeros(self.size, dtype=bool)
-            marked[self.ids.ids(term)] = True
-            return found[marked[found]]
-        held, _ = self.ids.find(term, self.ids.sought(found))
-        kept: DocIds = found[held]
-        return kept
+        """Documents holding the rarest terms, stopping once at most `few` are left
+        (`SegmentedIds.narrowed`): a superset of `docs_with_all`, for a caller that
+        checks the few itself more cheaply than the remaining intersections would."""
+        return self.ids.narrowed(terms, few)
 
     def docs_with_any(self, terms: Sequence[int]) -> DocIds:
         """Documents holding at least one of the terms."""

@@ -23,7 +23,8 @@ import numpy.typing as npt
 
 from pytest_qualbench.engine.analysis import haystack, word_runs
 from pytest_qualbench.engine.block_postings import Block, block_of, counted, merged
-from pytest_qualbench.engine.bm25 import DocIds, Mask, concatenated_ranges, narrowed_postings
+from pytest_qualbench.engine.bm25 import DocIds, Mask, concatenated_ranges
+from pytest_qualbench.engine.segmented_ids import SegmentedIds
 from pytest_qualbench.engine.split import FirstSeenIds, Split, SplitBlock
 from pytest_qualbench.engine.trigram_postings import trigram_ids, trigram_postings
 from pytest_qualbench.engine.types import Chunk
@@ -32,7 +33,7 @@ from pytest_qualbench.engine.types import Chunk
 # postings: an intersection costs about what checking a few dozen short words does.
 FEW_WORDS = 32
 # The arrays `ChunkWords.arrays` gives, beside the words themselves.
-ARRAY_NAMES = ("offsets", "chunks", "keys", "key_offsets", "word_ids")
+ARRAY_NAMES = ("offsets", "chunks", "keys", "word_local_ids", "word_id_bounds")
 
 
 @dataclass(frozen=True)
@@ -40,24 +41,21 @@ class ChunkWords:
     """The distinct words of the chunks (`words`, by first sight) and where they occur.
 
     Word w is in chunks[offsets[w]:offsets[w + 1]] (ascending chunk ids). The words'
-    distinct trigrams are `keys` (ascending); key k is in the words
-    word_ids[key_offsets[k]:key_offsets[k + 1]] (ascending word ids).
+    distinct trigrams are `keys` (ascending); the words holding key k are posting k of
+    `word_ids` (ascending word ids, two bytes each: `segmented_ids`).
     """
 
     words: Sequence[str]
     offsets: DocIds
     chunks: DocIds
     keys: DocIds
-    key_offsets: DocIds
-    word_ids: DocIds
+    word_ids: SegmentedIds
     chunk_count: int
 
     def containing(self, word: str) -> list[int]:
         """The ids of the words holding `word` (of 3+ characters) as a substring."""
         trigrams = trigram_ids(self.keys, word)
-        candidates = narrowed_postings(
-            self.key_offsets, self.word_ids, trigrams, FEW_WORDS, len(self.words)
-        )
+        candidates = self.word_ids.narrowed(trigrams, FEW_WORDS)
         # Holding the word's trigrams is not holding the word ("abcab" and "bca").
         return [found for found in candidates.tolist() if word in self.words[found]]
 
@@ -77,7 +75,14 @@ class ChunkWords:
 
     def arrays(self) -> dict[str, npt.NDArray[Any]]:
         """The arrays `stored` takes back, by ARRAY_NAMES (the words are stored apart)."""
-        return {name: getattr(self, name) for name in ARRAY_NAMES}
+        word_ids = self.word_ids.arrays()
+        return {
+            "offsets": self.offsets,
+            "chunks": self.chunks,
+            "keys": self.keys,
+            "word_local_ids": word_ids["local_ids"],
+            "word_id_bounds": word_ids["id_bounds"],
+        }
 
     @classmethod
     def stored(
@@ -85,14 +90,18 @@ class ChunkWords:
     ) -> ChunkWords:
         """The chunk words whose `words` and `arrays()` these are; ValueError when they
         cannot be: a planted or damaged cache must fail here, not mid-query."""
-        offsets, chunks, keys, key_offsets, word_ids = (arrays[name] for name in ARRAY_NAMES)
+        offsets, chunks, keys, word_local_ids, word_id_bounds = (
+            arrays[name] for name in ARRAY_NAMES
+        )
         checked_postings("chunk word", offsets, chunks, len(words), chunk_count)
         if keys.dtype != np.int64 or keys.ndim != 1 or (len(keys) and keys.min() < 0):
             raise ValueError("word trigram keys have the wrong type or range")
         if np.any(keys[1:] <= keys[:-1]):
             raise ValueError("word trigram keys are not ascending")
-        checked_postings("word trigram", key_offsets, word_ids, len(keys), len(words))
-        return cls(words, offsets, chunks, keys, key_offsets, word_ids, chunk_count)
+        word_ids = SegmentedIds.stored(word_local_ids, word_id_bounds, len(words))
+        if word_ids.key_count != len(keys):
+            raise ValueError("word trigram postings do not match the keys")
+        return cls(words, offsets, chunks, keys, word_ids, chunk_count)
 
 
 def checked_postings(name: str, offsets: DocIds, ids: DocIds, groups: int, bound: int) -> None:
@@ -139,9 +148,8 @@ def chunk_words(chunks: Sequence[Chunk], split: Split) -> ChunkWords:
     words = list(ids)
     # Words hold only word characters: every window is kept, none spans two words.
     trigrams = trigram_postings(words, word_only=False)
-    return ChunkWords(
-        words, offsets, chunk_ids, trigrams.keys, trigrams.offsets, trigrams.docs, split.chunk_count
-    )
+    word_ids = SegmentedIds.of(trigrams.offsets, trigrams.docs, len(words))
+    return ChunkWords(words, offsets, chunk_ids, trigrams.keys, word_ids, split.chunk_count)
 
 
 def block_words(

@@ -16,7 +16,6 @@ from pytest_qualbench.engine.bm25 import (
     PostingIndex,
     concatenated_ranges,
     idf,
-    intersect_sorted,
     length_norms,
     query_term_weight,
     term_scores,
@@ -153,24 +152,6 @@ def test_all_terms_then_any_term_candidates() -> None:
     assert index.docs_with_all([ids["a"], ids["b"]]).tolist() == [0]
     assert index.docs_with_all([ids["a"], UNKNOWN_TERM]).tolist() == []
     assert index.docs_with_any([ids["b"], ids["c"], UNKNOWN_TERM]).tolist() == [0, 2]
-
-
-def test_intersect_sorted() -> None:
-    small = np.array([2, 5, 9], dtype=np.int64)
-    large = np.array([1, 2, 3, 9, 10], dtype=np.int64)
-    assert intersect_sorted(small, large, 11).tolist() == [2, 9]
-    assert intersect_sorted(large, small, 11).tolist() == [2, 9]
-    assert intersect_sorted(small, np.empty(0, dtype=np.int64), 11).tolist() == []
-
-
-@given(st.sets(st.integers(0, 199)), st.sets(st.integers(0, 199)), st.sampled_from([200, 10**6]))
-def test_intersect_sorted_by_either_route_is_the_common_ids(
-    small: set[int], large: set[int], size: int
-) -> None:
-    # A size of 200 marks flags for long lists; 10**6 makes the flags dear: binary search.
-    first = np.array(sorted(small), dtype=np.int32)
-    second = np.array(sorted(large), dtype=np.int64)
-    assert intersect_sorted(first, second, size).tolist() == sorted(small & large)
 
 
 @settings(max_examples=60, deadline=None)

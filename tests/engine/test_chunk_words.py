@@ -14,6 +14,7 @@ from pytest_qualbench.engine.analysis import haystack
 from pytest_qualbench.engine.chunk_words import ChunkWords, chunk_words
 from pytest_qualbench.engine.split import split_chunks
 from pytest_qualbench.engine.trigram import TrigramLayer
+from pytest_qualbench.engine.trigram_postings import trigram_keys
 from pytest_qualbench.engine.types import Chunk
 
 # ASCII word and non-word characters, and characters folding changes: a dotted capital I
@@ -197,9 +198,11 @@ def test_stored_takes_back_what_a_build_gave() -> None:
         ("keys", lambda array: array[::-1].copy(), "word trigram keys are not ascending"),
         ("keys", lambda array: array.astype(np.int32), "word trigram keys have the wrong"),
         ("keys", lambda array: array - array.max() - 1, "word trigram keys have the wrong"),
-        ("key_offsets", lambda array: array[1:], "word trigram offsets do not span"),
-        ("word_ids", lambda array: array + 4, "word trigram postings out of range"),
-        ("word_ids", lambda array: array.reshape(1, -1), "word trigram postings have the wrong"),
+        ("word_id_bounds", lambda array: array[1:], "posting bounds do not span"),
+        ("word_id_bounds", lambda array: array[:-1], "posting"),
+        ("word_local_ids", lambda array: array + 4, "posting ids out of range"),
+        ("word_local_ids", lambda array: array.reshape(1, -1), "posting ids have the wrong"),
+        ("word_local_ids", lambda array: array.astype(np.int32), "posting ids have the wrong"),
     ],
 )
 def test_stored_refuses_arrays_that_cannot_be_the_words(
@@ -212,3 +215,14 @@ def test_stored_refuses_arrays_that_cannot_be_the_words(
     arrays[name] = damage(arrays[name])
     with pytest.raises(ValueError, match=message):
         ChunkWords.stored(words.words, arrays, 2)
+
+
+def test_stored_refuses_a_word_trigram_posting_going_back() -> None:
+    # "alpha" (word 0) and "alphabet" (word 1) share "alp": its posting is [0, 1].
+    words = words_of("alpha alphabet")
+    arrays = stored_arrays(words)
+    start, end = words.word_ids.span(int(np.searchsorted(words.keys, trigram_keys("alp")[0])))
+    assert arrays["word_local_ids"][start:end].tolist() == [0, 1]
+    arrays["word_local_ids"][start:end] = [1, 0]
+    with pytest.raises(ValueError, match="posting ids are not ascending"):
+        ChunkWords.stored(words.words, arrays, 1)

@@ -98,6 +98,8 @@ def test_stored_takes_back_what_it_gave() -> None:
         pytest.param([1, 2], [0, 1, 2, 2], 65540, id="bounds not a run per segment"),
         pytest.param([1, 2], [0, 3], 4, id="bounds past the ids"),
         pytest.param([1, 2], [0, 2, 1, 2], 4, id="bounds going back"),
+        pytest.param([2, 1], [0, 2], 4, id="a run going back"),
+        pytest.param([1, 1], [0, 2], 4, id="a run repeating an id"),
     ],
 )
 def test_stored_refuses_what_no_build_gives(local: list[int], bounds: list[int], size: int) -> None:
@@ -105,6 +107,44 @@ def test_stored_refuses_what_no_build_gives(local: list[int], bounds: list[int],
         SegmentedIds.stored(
             np.array(local, dtype=np.uint16), np.array(bounds, dtype=np.int64), size
         )
+
+
+def test_stored_takes_runs_that_start_below_the_last_one() -> None:
+    # Key 0 holds 2 and 3, key 1 holds 1: a run may begin at or below the previous end.
+    again = SegmentedIds.stored(
+        np.array([2, 3, 1], dtype=np.uint16), np.array([0, 2, 3], dtype=np.int64), 4
+    )
+    assert [again.ids(key).tolist() for key in range(2)] == [[2, 3], [1]]
+
+
+def test_narrowed_intersects_from_the_rarest_posting_up() -> None:
+    ids = SegmentedIds.of(*plain_csr(POSTINGS), SIZE)
+    assert ids.narrowed([0, 2], 0).tolist() == []
+    assert ids.narrowed([2], 0).tolist() == POSTINGS[2]
+    # Key 0 is the rarer: its three ids are few enough at 3, so key 2 is not read.
+    assert ids.narrowed([2, 0], 3).tolist() == POSTINGS[0]
+    assert ids.narrowed([0, -1], 0).tolist() == []
+    assert ids.narrowed([], 0).tolist() == []
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    postings=st.lists(st.sets(st.integers(0, 199)), min_size=1, max_size=5),
+    size=st.sampled_from([200, 10**6]),
+    data=st.data(),
+)
+def test_narrowed_by_either_route_holds_the_common_ids(
+    postings: list[set[int]], size: int, data: st.DataObject
+) -> None:
+    # A size of 200 makes a flag per id cheap; 10**6 makes the flags dear: binary search.
+    ids = SegmentedIds.of(*plain_csr([sorted(posting) for posting in postings]), size)
+    keys = data.draw(st.lists(st.integers(0, len(postings) - 1), min_size=1))
+    few = data.draw(st.integers(0, 5))
+    narrowed = ids.narrowed(keys, few).tolist()
+    common = sorted(set.intersection(*(postings[key] for key in keys)))
+    assert narrowed == sorted(narrowed)
+    assert set(common) <= set(narrowed)
+    assert len(narrowed) <= few or narrowed == common
 
 
 def test_stored_refuses_wide_ids() -> None:
