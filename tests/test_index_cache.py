@@ -7,6 +7,7 @@ marker), then that the cache rebuilds instead of running it.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import io
 import json
@@ -88,6 +89,24 @@ def test_round_trip_answers_like_the_engine_it_stored(tmp_path: Path, engine: En
     for query in QUERIES:
         assert loaded.engine.search(query, kinds=ALL_KINDS) == engine.search(query, kinds=ALL_KINDS)
         assert loaded.engine.corrected_query(query) == engine.corrected_query(query)
+
+
+def test_a_restore_runs_with_the_collector_paused_and_leaves_it_on(
+    tmp_path: Path, engine: Engine
+) -> None:
+    # The restore's containers are no garbage; collections would walk the session's items.
+    class Watched(Engine):
+        def restore_index(self, state: Any) -> None:
+            self.collector_was_on = gc.isenabled()
+            super().restore_index(state)
+
+    cache = IndexCache(tmp_path / "cache")
+    key = cache_key(HASH, "markdown", engine)
+    assert cache.store("markdown", key, engine)
+    watched = Watched()
+    assert cache.load("markdown", key, watched).status == "hit"
+    assert watched.collector_was_on is False
+    assert gc.isenabled()
 
 
 def test_entry_metadata_survives_the_round_trip(tmp_path: Path) -> None:
