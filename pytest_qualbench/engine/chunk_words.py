@@ -24,7 +24,7 @@ import numpy.typing as npt
 from pytest_qualbench.engine.analysis import haystack, word_runs
 from pytest_qualbench.engine.block_postings import Block, block_of, counted, merged
 from pytest_qualbench.engine.bm25 import DocIds, Mask, concatenated_ranges
-from pytest_qualbench.engine.segmented_ids import SegmentedIds
+from pytest_qualbench.engine.segmented_ids import SegmentedIds, ascending_runs
 from pytest_qualbench.engine.split import FirstSeenIds, Split, SplitBlock
 from pytest_qualbench.engine.trigram_postings import trigram_ids, trigram_postings
 from pytest_qualbench.engine.types import Chunk
@@ -115,11 +115,7 @@ def checked_postings(name: str, offsets: DocIds, ids: DocIds, groups: int, bound
         raise ValueError(f"{name} offsets are not ascending")
     if len(ids) and (ids.min() < 0 or ids.max() >= bound):
         raise ValueError(f"{name} postings out of range")
-    rises = np.diff(ids) > 0
-    # Each posting's first id may be below the previous posting's last.
-    firsts = offsets[1:-1]
-    rises[firsts[(firsts > 0) & (firsts < len(ids))] - 1] = True
-    if not rises.all():
+    if not ascending_runs(ids, offsets):
         raise ValueError(f"{name} postings are not ascending")
 
 

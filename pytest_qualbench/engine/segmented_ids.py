@@ -51,6 +51,15 @@ def rows_below(offsets: DocIds, docs: DocIds, bound: int) -> DocIds:
     return low
 
 
+def ascending_runs(ids: npt.NDArray[Any], bounds: DocIds) -> bool:
+    """Whether each run ids[bounds[i]:bounds[i + 1]] is strictly ascending; a run's
+    first id may be at or below the previous run's last."""
+    rises = ids[1:] > ids[:-1]
+    firsts = bounds[1:-1]
+    rises[firsts[(firsts > 0) & (firsts < len(ids))] - 1] = True
+    return bool(rises.all())
+
+
 @dataclass(frozen=True)
 class Sought:
     """Ascending candidate ids prepared for `SegmentedIds.find`: their ids within their
@@ -102,11 +111,7 @@ class SegmentedIds:
             raise ValueError("posting ids have the wrong shape")
         if bounds[0] != 0 or bounds[-1] != len(local) or np.any(bounds[1:] < bounds[:-1]):
             raise ValueError("posting bounds do not span the ids")
-        rises = local[1:] > local[:-1]
-        # A run's first id may be at or below the previous run's last.
-        firsts = bounds[1:-1]
-        rises[firsts[(firsts > 0) & (firsts < len(local))] - 1] = True
-        if not rises.all():
+        if not ascending_runs(local, bounds):
             raise ValueError("posting ids are not ascending")
         ids = cls(local, bounds, size)
         # Only the last segment can hold an id past the corpus: its runs' largest ids.
