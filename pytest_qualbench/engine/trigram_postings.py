@@ -130,11 +130,18 @@ def block_rows(texts: Sequence[str], first: int, word_only: bool) -> list[Block]
     # A window counts when it lies inside one text and each of its characters is kept.
     kept = (text_of[:-2] == text_of[2:]) & (codes[:-2] >= 0) & (codes[1:-1] >= 0)
     kept &= codes[2:] >= 0
-    starts = np.flatnonzero(kept)
-    del kept
-    packed = (codes[starts] * size + codes[starts + 1]) * size + codes[starts + 2]
-    packed = packed * len(texts) + text_of[starts]
-    del codes, text_of, starts
+    # Every window is packed from contiguous slices, in place, and the kept ones picked
+    # after: gathering the kept windows' three characters by position instead cost a
+    # tenth of the compound corpus's 100k build. A dropped window's value is never read.
+    window = codes[:-2] * size
+    window += codes[1:-1]
+    window *= size
+    window += codes[2:]
+    window *= len(texts)
+    window += text_of[:-2]
+    del codes, text_of
+    packed = window[kept]
+    del window, kept
     pairs, repeats = counted(packed)
     del packed
     trigrams, docs = np.divmod(pairs, len(texts))
