@@ -92,3 +92,10 @@ def test_a_block_whose_packed_values_could_overflow_is_split() -> None:
     wide = "".join(chr(point) for point in range(0x20000, 0x20000 + 300_000))
     texts = [wide, *(["abcd"] * 1023)]
     assert built_postings(texts, False, 1024, 1 << 21) == plain_postings(texts, False)
+
+
+def test_a_block_past_the_int32_range_packs_as_int64() -> None:
+    # 2,000 distinct code points in a block of 3 texts: 2000**3 * 3 > 2**31, far below 2**63.
+    wide = "".join(chr(point) for point in range(0x4E00, 0x4E00 + 2000))
+    texts = [wide, wide[::-1], "abcd" + wide[:5]]
+    assert built_postings(texts, False, 1024, 1 << 21) == plain_postings(texts, False)
