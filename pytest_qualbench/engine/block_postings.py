@@ -57,7 +57,15 @@ def block_of(first: int, row_keys: DocIds, docs: DocIds, weights: Weights) -> Bl
 def merged(blocks: list[Block], doc_count: int) -> tuple[DocIds, DocIds, DocIds, Weights]:
     """The blocks' rows in one layout grouped by key; each block is freed once scattered."""
     if blocks:
-        keys = np.unique(np.concatenate([block.keys for block in blocks]))
+        # Sorted in place, not np.unique: numpy 2's np.unique hashes, ten times slower on
+        # these ascending runs of every block's keys (0.42 s against 0.03 s for each trigram
+        # index of the 100k prose build).
+        every_key = np.concatenate([block.keys for block in blocks])
+        every_key.sort()
+        first_of_run = np.ones(len(every_key), dtype=bool)
+        first_of_run[1:] = every_key[1:] != every_key[:-1]
+        keys = every_key[first_of_run]
+        del every_key, first_of_run
     else:
         keys = np.empty(0, dtype=np.int64)
     slots = [np.searchsorted(keys, block.keys) for block in blocks]
