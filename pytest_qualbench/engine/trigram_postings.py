@@ -2,8 +2,9 @@
 
 A trigram is packed into one int64 (three code points of 21 bits each). Each
 block's windows are packed once more, with the block's own dense alphabet, into
-one int64 per (trigram, text) and sorted: one vectorised sort per block instead
-of one `np.unique` per text, and no sort of the whole corpus's rows. The blocks'
+one int32 per (trigram, text) where the block's values fit (int64 where not) and
+sorted: one vectorised sort per block instead of one `np.unique` per text, and no
+sort of the whole corpus's rows. The blocks'
 rows are then scattered into one CSR layout grouped by trigram, each trigram's
 texts ascending (`block_postings`).
 """
