@@ -32,25 +32,27 @@ class Block:
     counts: Weights
 
 
+def runs(ordered: DocIds) -> tuple[DocIds, DocIds]:
+    """Where each run of equal values of a sorted array starts, and how long it is."""
+    first_of_run = np.ones(len(ordered), dtype=bool)
+    first_of_run[1:] = ordered[1:] != ordered[:-1]
+    starts = np.flatnonzero(first_of_run)
+    lengths: DocIds = np.diff(np.append(starts, len(ordered)))
+    return starts, lengths
+
+
 def counted(values: DocIds) -> tuple[DocIds, DocIds]:
     """The distinct values ascending and how often each occurs: np.unique's answer by one
     plain sort (np.unique with counts took three times as long)."""
     ordered = np.sort(values)
-    starts = (
-        np.flatnonzero(np.append(True, ordered[1:] != ordered[:-1])) if len(ordered) else ordered
-    )
-    repeats: DocIds = np.diff(np.append(starts, len(ordered)))
+    starts, repeats = runs(ordered)
     distinct: DocIds = ordered[starts]
     return distinct, repeats
 
 
 def block_of(first: int, row_keys: DocIds, docs: DocIds, weights: Weights) -> Block:
     """A block from rows sorted by (key, document), its documents numbered from 0."""
-    if len(row_keys):
-        starts = np.flatnonzero(np.append(True, row_keys[1:] != row_keys[:-1]))
-    else:
-        starts = np.empty(0, dtype=np.int64)
-    sizes = np.diff(np.append(starts, len(row_keys)))
+    starts, sizes = runs(row_keys)
     return Block(first, row_keys[starts], sizes, docs.astype(np.uint16), narrowest_exact(weights))
 
 
@@ -62,10 +64,8 @@ def merged(blocks: list[Block], doc_count: int) -> tuple[DocIds, DocIds, DocIds,
         # index of the 100k prose build).
         every_key = np.concatenate([block.keys for block in blocks])
         every_key.sort()
-        first_of_run = np.ones(len(every_key), dtype=bool)
-        first_of_run[1:] = every_key[1:] != every_key[:-1]
-        keys = every_key[first_of_run]
-        del every_key, first_of_run
+        keys = every_key[runs(every_key)[0]]
+        del every_key
     else:
         keys = np.empty(0, dtype=np.int64)
     slots = [np.searchsorted(keys, block.keys) for block in blocks]
