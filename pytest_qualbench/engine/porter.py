@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -22,9 +23,20 @@ from pytest_qualbench.engine.ranking import LayerRanking, top_positions
 from pytest_qualbench.engine.split import FieldWords, FirstSeenIds, Split
 
 
-def token_table(words: Sequence[str], token_ids: FirstSeenIds) -> tuple[DocIds, DocIds, DocIds]:
-    """The tokens (`word_tokens`) of each distinct raw word, numbered by `token_ids`, in one
-    flat table: word n's are `tokens[starts[n]:ends[n]]` of the (starts, ends, tokens) given."""
+@dataclass(frozen=True)
+class TokenTable:
+    """The tokens (`word_tokens`) of each distinct raw word, numbered by token id: word n's
+    are `tokens[starts[n]:starts[n] + sizes[n]]`, and `first[n]` is the first of them (0
+    for a word without tokens, which `sizes` tells apart)."""
+
+    starts: DocIds
+    sizes: DocIds
+    tokens: DocIds
+    first: DocIds
+
+
+def token_table(words: Sequence[str], token_ids: FirstSeenIds) -> TokenTable:
+    """The tokens of each of `words`, numbered by `token_ids`."""
     tokens: list[int] = []
     ends = []
     for word in words:
@@ -32,19 +44,35 @@ def token_table(words: Sequence[str], token_ids: FirstSeenIds) -> tuple[DocIds, 
         ends.append(len(tokens))
     end_array = np.asarray(ends, dtype=np.int64)
     starts = np.concatenate(([0], end_array))[:-1]
-    return starts, end_array, np.asarray(tokens, dtype=np.int64)
+    sizes = end_array - starts
+    token_array = np.asarray(tokens, dtype=np.int64)
+    first = np.zeros(len(words), dtype=np.int64)
+    first[sizes > 0] = token_array[starts[sizes > 0]]
+    return TokenTable(starts, sizes, token_array, first)
 
 
-def token_stream(field: FieldWords, table: tuple[DocIds, DocIds, DocIds]) -> tuple[DocIds, DocIds]:
-    """The token id of every token of every chunk's field, and the chunk of each."""
-    starts, ends, tokens = table
+def token_stream(field: FieldWords, table: TokenTable) -> tuple[DocIds, DocIds]:
+    """The token id of every token of every chunk's field, and the chunk of each.
+
+    The pairs come in no particular order: every consumer counts them. Most words are
+    one token, so every word's first token is gathered at once, and only the few words
+    of several tokens (identifiers) or none (`__`) take the slower path.
+    """
     numbers = field.numbers
-    sizes = ends[numbers] - starts[numbers]
-    # Token i of word w sits at starts[w] + i: each word's slots, one run after another.
-    slots = concatenated_ranges(starts[numbers], sizes)
-    docs = np.repeat(field.docs(), sizes)
-    ids: DocIds = tokens[slots]
-    return ids, docs
+    docs = field_docs = field.docs()
+    sizes = table.sizes[numbers]
+    ids = table.first[numbers]
+    longer = np.flatnonzero(sizes > 1)
+    if (sizes == 0).any():
+        has_tokens = sizes > 0
+        ids, docs = ids[has_tokens], docs[has_tokens]
+    if not len(longer):
+        return ids, docs
+    # A longer word's tokens after its first, one run of slots after another.
+    rest = sizes[longer] - 1
+    slots = concatenated_ranges(table.starts[numbers[longer]] + 1, rest)
+    rest_docs = np.repeat(field_docs[longer], rest)
+    return np.concatenate((ids, table.tokens[slots])), np.concatenate((docs, rest_docs))
 
 
 def weighted_pairs(
@@ -110,8 +138,7 @@ class PorterLayer:
         self.word_frequency: dict[str, int] = dict(zip(words, frequency.tolist(), strict=True))
         # Tokens seen only as a part of an identifier (`cert` of DB_SSL_CERT), never as a
         # word of their own: fuzzy correction is wary of them.
-        starts, ends, tokens = table
-        whole = set(tokens[starts[ends > starts]].tolist())
+        whole = set(table.first[table.sizes > 0].tolist())
         self.identifier_parts = frozenset(word for word, id_ in words.items() if id_ not in whole)
         # The term of every indexed word, so a query of known words needs no stemmer:
         # importing nltk is slow, and an index from the cache then answers without it.
