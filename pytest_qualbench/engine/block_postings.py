@@ -43,10 +43,18 @@ def runs(ordered: DocIds) -> tuple[DocIds, DocIds]:
 
 def counted(values: DocIds) -> tuple[DocIds, DocIds]:
     """The distinct values ascending and how often each occurs: np.unique's answer by one
-    plain sort (np.unique with counts took three times as long)."""
-    ordered = np.sort(values)
+    plain sort (np.unique with counts took three times as long).
+
+    Values that fit int32 are sorted as int32, which takes half the time; the distinct
+    values come back in the type they came in.
+    """
+    fits_int32 = values.dtype == np.int64 and len(values) and values.min() >= -(2**31)
+    if fits_int32 and values.max() < 2**31:
+        ordered = np.sort(values.astype(np.int32))
+    else:
+        ordered = np.sort(values)
     starts, repeats = runs(ordered)
-    distinct: DocIds = ordered[starts]
+    distinct: DocIds = ordered[starts].astype(values.dtype, copy=False)
     return distinct, repeats
 
 
