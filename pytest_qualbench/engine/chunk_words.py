@@ -166,7 +166,8 @@ def block_words(
     kept = is_ascii[docs]
     numbers, docs = numbers[kept], docs[kept]
     # Python work only for the raw words no earlier ASCII chunk held, ascending: reproducible.
-    unseen = np.unique(numbers[lowered[numbers] < 0]).tolist()
+    # (`counted`, not np.unique: numpy 2's hashing np.unique took 20 ms a block, a sort 0.5.)
+    unseen = counted(numbers[lowered[numbers] < 0])[0].tolist()
     lowered[unseen] = [ids[raw_words[number].lower()] for number in unseen]
     word_columns = [lowered[numbers]]
     doc_columns = [docs]
