@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
+import numpy.typing as npt
 
 from pytest_qualbench.engine.block_postings import BLOCK_DOCS, Block, block_of, counted, merged
 from pytest_qualbench.engine.bm25 import UNKNOWN_TERM, DocIds, Mask, Weights
@@ -111,12 +112,41 @@ def text_blocks(texts: Iterable[str], most_texts: int, most_chars: int) -> Itera
         yield block
 
 
-def block_rows(texts: Sequence[str], first: int, word_only: bool) -> list[Block]:
-    """The block's rows; two half blocks when its packed values could overflow int64."""
-    points = np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+def ascii_word_codes() -> tuple[DocIds, bytes]:
+    """The ASCII characters `\\w` matches (ascending code points), and a bytes.translate
+    table taking an ASCII byte to its position among them, 0xFF (-1 as int8) for any other."""
+    points = [point for point in range(128) if is_word_char(point)]
+    table = bytearray(b"\xff" * 256)
+    for position, point in enumerate(points):
+        table[point] = position
+    return np.array(points, dtype=np.int64), bytes(table)
+
+
+# Nearly every haystack is ASCII: its characters are coded by one bytes.translate, with no
+# pass to find which of them occur. All 63 word characters stand for the block's alphabet;
+# a superset packs the same keys, and 63**3 * BLOCK_DOCS still fits int32.
+ASCII_WORD_POINTS, _ASCII_WORD_CODES = ascii_word_codes()
+
+
+def dense_codes(joined: str, word_only: bool) -> tuple[DocIds, npt.NDArray[np.int8 | np.int32]]:
+    """A block's alphabet (ascending code points, only `\\w` ones with `word_only`) and
+    each character's position in it, -1 for a character left out."""
+    if word_only and joined.isascii():
+        coded = joined.encode("ascii").translate(_ASCII_WORD_CODES)
+        return ASCII_WORD_POINTS, np.frombuffer(coded, dtype=np.int8)
+    points = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     alphabet = np.flatnonzero(np.bincount(points))
     if word_only:
         alphabet = alphabet[word_chars(alphabet)]
+    code = np.full(int(points.max()) + 1 if len(points) else 0, -1, dtype=np.int32)
+    code[alphabet] = np.arange(len(alphabet), dtype=np.int32)
+    codes: npt.NDArray[np.int32] = code[points]
+    return alphabet, codes
+
+
+def block_rows(texts: Sequence[str], first: int, word_only: bool) -> list[Block]:
+    """The block's rows; two half blocks when its packed values could overflow int64."""
+    alphabet, small_codes = dense_codes("".join(texts), word_only)
     size = len(alphabet)
     if size**3 * len(texts) >= PACKED_LIMIT and len(texts) > 1:
         half = len(texts) // 2
@@ -126,10 +156,8 @@ def block_rows(texts: Sequence[str], first: int, word_only: bool) -> list[Block]
     # Most blocks' packed values fit int32 (an alphabet of a few dozen characters): their
     # passes and the sort move half the bytes, and sorting int32 takes half the time.
     pack_type = np.int32 if size**3 * len(texts) < PACKED_LIMIT_32 else np.int64
-    code = np.full(int(points.max()) + 1 if len(points) else 0, -1, dtype=pack_type)
-    code[alphabet] = np.arange(size, dtype=pack_type)
-    codes = code[points]
-    del points, code
+    codes = small_codes.astype(pack_type, copy=False)
+    del small_codes
     lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
     text_of = np.repeat(np.arange(len(texts), dtype=pack_type), lengths)
     # A window counts when it lies inside one text and each of its characters is kept.

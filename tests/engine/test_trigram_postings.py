@@ -99,3 +99,11 @@ def test_a_block_past_the_int32_range_packs_as_int64() -> None:
     wide = "".join(chr(point) for point in range(0x4E00, 0x4E00 + 2000))
     texts = [wide, wide[::-1], "abcd" + wide[:5]]
     assert built_postings(texts, False, 1024, 1 << 21) == plain_postings(texts, False)
+
+
+def test_an_ascii_block_of_every_ascii_character_equals_the_plain_build() -> None:
+    # An ASCII block is coded by bytes.translate against all 63 word characters at once.
+    every = "".join(map(chr, range(128)))
+    texts = [every, every[::-1], every[::3] * 4, "Zz_9", ""]
+    for word_only in (True, False):
+        assert built_postings(texts, word_only, 1024, 1 << 21) == plain_postings(texts, word_only)
