@@ -88,10 +88,19 @@ def weighted_pairs(
         kept = terms != UNKNOWN_TERM
         field_pairs.append(counted(terms[kept] * doc_count + docs[kept]))
     (body_pairs, body_counts), (title_pairs, title_counts) = field_pairs
-    pairs, _ = counted(np.concatenate((body_pairs, title_pairs)))
+    # A title is a few words: its pairs are placed among the body's rather than sorted
+    # with them, and the body's own places follow from where the new ones went.
+    at_body = np.searchsorted(body_pairs, title_pairs)
+    in_body = at_body < len(body_pairs)
+    in_body[in_body] = body_pairs[at_body[in_body]] == title_pairs[in_body]
+    inserted_at = at_body[~in_body]
+    pairs = np.insert(body_pairs, inserted_at, title_pairs[~in_body])
+    # Body pair i moves right by the title pairs inserted before it (at i or earlier).
+    moved = np.cumsum(np.bincount(inserted_at, minlength=len(body_pairs) + 1))
+    body_places = np.arange(len(body_pairs)) + moved[: len(body_pairs)]
     # The body count, then the weighted title count, added to 0.0 in that order.
     weights: Floats = np.zeros(len(pairs), dtype=np.float64)
-    weights[np.searchsorted(pairs, body_pairs)] += 1.0 * body_counts
+    weights[body_places] += 1.0 * body_counts
     weights[np.searchsorted(pairs, title_pairs)] += title_weight * title_counts
     return pairs, weights
 

@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from collections import Counter
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_qualbench.engine import split
 from pytest_qualbench.engine.analysis import STOPWORDS, stem, tokenize
-from pytest_qualbench.engine.porter import PorterLayer
+from pytest_qualbench.engine.bm25 import UNKNOWN_TERM, DocIds
+from pytest_qualbench.engine.porter import PorterLayer, weighted_pairs
 from pytest_qualbench.engine.split import split_chunks
 from pytest_qualbench.engine.types import Chunk
 
@@ -88,3 +92,25 @@ def test_document_frequency_counts_a_chunk_once() -> None:
     assert layer.word_frequency["running"] == 3
     assert "cert" in layer.identifier_parts
     assert "certs" not in layer.identifier_parts
+
+
+column = st.lists(st.tuples(st.integers(-1, 6), st.integers(0, 4)), max_size=40)
+
+
+@settings(max_examples=300)
+@given(column, column, st.sampled_from([1.0, 2.0, 2.5, 0.3]))
+def test_weighted_pairs_are_body_plus_weighted_title_counts(
+    body: list[tuple[int, int]], title: list[tuple[int, int]], title_weight: float
+) -> None:
+    def columns(rows: list[tuple[int, int]]) -> tuple[DocIds, DocIds]:
+        terms, docs = zip(*rows, strict=True) if rows else ((), ())
+        return np.array(terms, dtype=np.int64), np.array(docs, dtype=np.int64)
+
+    pairs, weights = weighted_pairs(columns(body), columns(title), title_weight, 5)
+    body_counts = Counter(term * 5 + doc for term, doc in body if term != UNKNOWN_TERM)
+    title_counts = Counter(term * 5 + doc for term, doc in title if term != UNKNOWN_TERM)
+    every = sorted(body_counts.keys() | title_counts.keys())
+    assert pairs.tolist() == every
+    assert weights.tolist() == [
+        0.0 + 1.0 * body_counts[pair] + title_weight * title_counts[pair] for pair in every
+    ]
