@@ -8,7 +8,6 @@ here, neither splits a chunk's text again.
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -68,16 +67,16 @@ class Split:
 
 def field_words(texts: Sequence[str], ids: FirstSeenIds) -> FieldWords:
     """The raw words of each text, numbered by `ids`."""
-    # 4 bytes a word, not a Python int: the split is held until both layers have read it.
-    numbers = array("i")
+    numbers: list[int] = []
     counts = []
     # Each text's words are numbered and dropped at once: a block's worth of word strings
-    # alive together would fragment the heap the build leaves behind.
+    # alive together would fragment the heap the build leaves behind. The numbers are
+    # the ids' own int objects, so the list holds no new ones.
     for text in texts:
         text_words = raw_words(text)
-        numbers.extend(map(ids.__getitem__, text_words))
+        numbers += map(ids.__getitem__, text_words)
         counts.append(len(text_words))
-    return FieldWords(np.frombuffer(numbers, dtype=np.int32), np.asarray(counts, dtype=np.int64))
+    return FieldWords(np.array(numbers, dtype=np.int32), np.asarray(counts, dtype=np.int64))
 
 
 def split_chunks(chunks: Sequence[Chunk]) -> Split:
