@@ -48,11 +48,13 @@ def counted(values: DocIds) -> tuple[DocIds, DocIds]:
     Values that fit int32 are sorted as int32, which takes half the time; the distinct
     values come back in the type they came in.
     """
-    fits_int32 = values.dtype == np.int64 and len(values) and values.min() >= -(2**31)
-    if fits_int32 and values.max() < 2**31:
-        ordered = np.sort(values.astype(np.int32))
-    else:
-        ordered = np.sort(values)
+    fits_int32 = (
+        values.dtype == np.int64
+        and len(values) > 0
+        and values.min() >= -(2**31)
+        and values.max() < 2**31
+    )
+    ordered = np.sort(values.astype(np.int32) if fits_int32 else values)
     starts, repeats = runs(ordered)
     distinct: DocIds = ordered[starts].astype(values.dtype, copy=False)
     return distinct, repeats
