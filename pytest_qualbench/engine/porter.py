@@ -46,8 +46,9 @@ def token_table(words: Sequence[str], token_ids: FirstSeenIds) -> TokenTable:
     starts = np.concatenate(([0], end_array))[:-1]
     sizes = end_array - starts
     token_array = np.asarray(tokens, dtype=np.int64)
+    has_tokens = sizes > 0
     first = np.zeros(len(words), dtype=np.int64)
-    first[sizes > 0] = token_array[starts[sizes > 0]]
+    first[has_tokens] = token_array[starts[has_tokens]]
     return TokenTable(starts, sizes, token_array, first)
 
 

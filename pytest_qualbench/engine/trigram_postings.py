@@ -1,12 +1,12 @@
 """Character-trigram postings of many texts, built a block of texts at a time.
 
 A trigram is packed into one int64 (three code points of 21 bits each). Each
-block's windows are packed once more, with the block's own dense alphabet, into
-one int32 per (trigram, text) where the block's values fit (int64 where not) and
-sorted: one vectorised sort per block instead of one `np.unique` per text, and no
-sort of the whole corpus's rows. The blocks'
-rows are then scattered into one CSR layout grouped by trigram, each trigram's
-texts ascending (`block_postings`).
+block's windows are packed once more, with a dense alphabet (the block's own
+characters, or all 63 ASCII word characters for an ASCII block), into one int32
+per (trigram, text) where the block's values fit (int64 where not) and sorted: one
+vectorised sort per block instead of one `np.unique` per text, and no sort of the
+whole corpus's rows. The blocks' rows are then scattered into one CSR layout
+grouped by trigram, each trigram's texts ascending (`block_postings`).
 """
 
 from __future__ import annotations
