@@ -48,7 +48,13 @@ def length_norms(doc_len: Floats, avgdl: float, k1: float, b: float) -> Floats:
 
 def term_scores(term_idf: float | Floats, tf: Floats | Weights, norm: Floats, k1: float) -> Floats:
     """BM25 term weight idf * tf * (k1 + 1) / (tf + norm), norm from `length_norms` (Robertson)."""
-    result: Floats = term_idf * (tf * (k1 + 1) / (norm + tf))
+    # idf * (tf * (k1 + 1) / (norm + tf)) with two temporaries instead of four: a typo
+    # query's any-word fallback runs this over millions of posting rows. float64 even for
+    # float32 or integer counts, which numpy would otherwise keep in their own type (NEP 50).
+    denominator = norm + tf
+    result: Floats = np.multiply(tf, k1 + 1, dtype=np.float64)
+    result /= denominator
+    result *= term_idf
     return result
 
 
@@ -293,17 +299,16 @@ class PostingIndex:
 
         The pass is most of a typo query's time, so it makes no copy it can avoid:
         doc ids come as index type (numpy converts narrower ids at every gather
-        and scatter), integer counts enter the formula as they are stored (numpy
-        computes with them as float64), and a query weight of 1 multiplies nothing.
+        and scatter), counts enter the formula as they are stored (it computes in
+        float64), and a query weight of 1 multiplies nothing.
         """
         every_doc: Floats = np.zeros(self.size, dtype=np.float64)
         for term, weight in known:
             rows, counts = self.postings(term)
-            # float32 weights would keep float32 arithmetic (NEP 50): widen those.
-            tf = counts if counts.dtype.kind == "u" else counts.astype(np.float64)
-            share = term_scores(idf(self.size, len(rows)), tf, self.norms[rows], self.k1)
+            share = term_scores(idf(self.size, len(rows)), counts, self.norms[rows], self.k1)
             if weight != 1.0:
                 share *= weight
-            every_doc[rows] += share
+            # One unbuffered pass; `every_doc[rows] += share` gathers, adds and scatters.
+            np.add.at(every_doc, rows, share)
         scanned: Floats = every_doc[candidates]
         return scanned

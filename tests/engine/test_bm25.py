@@ -71,6 +71,17 @@ def test_term_score_written_out() -> None:
     assert result[0] == pytest.approx(expected, abs=1e-12)
 
 
+def test_term_score_of_narrow_counts_is_computed_in_float64() -> None:
+    # Stored counts are uint8 or float32; numpy alone would keep float32 arithmetic.
+    norm = np.array([0.7, 1.3])
+    wide = term_scores(1.5, np.array([3.0, 0.1]), norm, 1.2)
+    assert term_scores(1.5, np.array([3, 1], dtype=np.uint8), norm, 1.2)[0] == wide[0]
+    narrow = term_scores(1.5, np.array([3.0, 0.1], dtype=np.float32), norm, 1.2)
+    assert narrow.dtype == np.float64
+    tf = float(np.float32(0.1))
+    assert narrow[1] == 1.5 * (tf * (1.2 + 1) / (1.3 + tf))
+
+
 def test_both_scoring_routes_give_the_same_bits() -> None:
     # One long posting (scored by binary search for two candidates) and the same
     # candidates among every doc (scored by a pass over the posting).
