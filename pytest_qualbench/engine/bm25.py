@@ -151,26 +151,19 @@ class PostingIndex:
     @classmethod
     def grouped(
         cls,
-        docs: DocIds,
+        ids: SegmentedIds,
         counts: Weights,
-        offsets: DocIds,
         doc_lengths: npt.ArrayLike,
         *,
         k1: float,
         b: float,
     ) -> PostingIndex:
-        """An index over rows already grouped by term (term t's rows are offsets[t]:offsets[t+1])
-        with each posting's docs ascending: no term column and no sort, the build's largest
+        """An index over rows already grouped by term (term t's are posting t of `ids`, and
+        the same rows of `counts`): no term column and no sort, the build's largest
         temporaries at 10^5 chunks."""
         doc_len = np.asarray(doc_lengths, dtype=np.float64)
         index = cls.__new__(cls)
-        index._hold(
-            SegmentedIds.of(offsets, docs, len(doc_len)),
-            narrowest_exact(counts),
-            doc_len,
-            k1=k1,
-            b=b,
-        )
+        index._hold(ids, narrowest_exact(counts), doc_len, k1=k1, b=b)
         return index
 
     def _hold(

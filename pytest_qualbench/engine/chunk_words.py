@@ -144,8 +144,7 @@ def chunk_words(chunks: Sequence[Chunk], split: Split) -> ChunkWords:
     words = list(ids)
     # Words hold only word characters: every window is kept, none spans two words.
     trigrams = trigram_postings(words, word_only=False)
-    word_ids = SegmentedIds.of(trigrams.offsets, trigrams.docs, len(words))
-    return ChunkWords(words, offsets, chunk_ids, trigrams.keys, word_ids, split.chunk_count)
+    return ChunkWords(words, offsets, chunk_ids, trigrams.keys, trigrams.ids, split.chunk_count)
 
 
 def block_words(

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pytest_qualbench.engine.analysis import STOPWORDS, query_tokens, stem, word_tokens
-from pytest_qualbench.engine.block_postings import block_of, counted, merged
+from pytest_qualbench.engine.block_postings import block_of, counted, merged_segmented
 from pytest_qualbench.engine.bm25 import (
     UNKNOWN_TERM,
     DocIds,
@@ -157,10 +157,10 @@ class PorterLayer:
             for word, term in zip(words, term_of_word.tolist(), strict=True)
             if term != UNKNOWN_TERM
         }
-        terms, offsets, docs, rows = merged(blocks, split.chunk_count)
+        terms, ids, rows = merged_segmented(blocks, split.chunk_count)
         # Every term has a posting (it is the stem of a word some chunk holds): row i is term i.
         assert np.array_equal(terms, np.arange(len(self.term_ids))), "a term without postings"
-        self.index = PostingIndex.grouped(docs, rows, offsets, np.concatenate(lengths), k1=k1, b=b)
+        self.index = PostingIndex.grouped(ids, rows, np.concatenate(lengths), k1=k1, b=b)
 
     def term_of(self, word: str) -> int:
         """A new word's term id (a new one for a new stem), UNKNOWN_TERM for a stopword."""

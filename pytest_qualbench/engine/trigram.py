@@ -36,7 +36,7 @@ class TrigramLayer:
         postings = trigram_postings(map(haystack, chunks), word_only=True)
         self.keys = postings.keys
         self.index = PostingIndex.grouped(
-            postings.docs, postings.counts, postings.offsets, postings.windows, k1=k1, b=b
+            postings.ids, postings.counts, postings.windows, k1=k1, b=b
         )
         del postings
         # Which chunks hold a query word is settled by the words of the chunks, not their

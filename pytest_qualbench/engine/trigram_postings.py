@@ -6,7 +6,9 @@ characters, or all 63 ASCII word characters for an ASCII block), into one int32
 per (trigram, text) where the block's values fit (int64 where not) and sorted: one
 vectorised sort per block instead of one `np.unique` per text, and no sort of the
 whole corpus's rows. The blocks' rows are then scattered into one CSR layout
-grouped by trigram, each trigram's texts ascending (`block_postings`).
+grouped by trigram, each trigram's texts ascending, two bytes a text number
+(`block_postings.merged_segmented`); `trigram_blocks` gives the blocks themselves
+to a caller that keeps the plain layout.
 """
 
 from __future__ import annotations
@@ -19,8 +21,15 @@ from dataclasses import dataclass, replace
 import numpy as np
 import numpy.typing as npt
 
-from pytest_qualbench.engine.block_postings import BLOCK_DOCS, Block, block_of, counted, merged
+from pytest_qualbench.engine.block_postings import (
+    BLOCK_DOCS,
+    Block,
+    block_of,
+    counted,
+    merged_segmented,
+)
 from pytest_qualbench.engine.bm25 import UNKNOWN_TERM, DocIds, Mask, Weights
+from pytest_qualbench.engine.segmented_ids import SEGMENT_DOCS, SegmentedIds
 
 # A block is small enough for its int64 temporaries to stay a few tens of MB.
 BLOCK_CHARS = 1 << 21
@@ -58,13 +67,12 @@ def trigram_ids(keys: DocIds, word: str) -> list[int]:
 
 @dataclass(frozen=True)
 class TrigramPostings:
-    """Distinct trigrams ascending; trigram i's rows are offsets[i]:offsets[i + 1] of docs
-    (ascending text numbers) and counts (its occurrences in that text). `windows` is each
-    text's number of 3-character windows, kept or not."""
+    """Distinct trigrams ascending; trigram i's rows are posting i of `ids` (ascending
+    text numbers, `segmented_ids`) and the same rows of `counts` (its occurrences in
+    that text). `windows` is each text's number of 3-character windows, kept or not."""
 
     keys: DocIds
-    offsets: DocIds
-    docs: DocIds
+    ids: SegmentedIds
     counts: Weights
     windows: list[int]
 
@@ -88,24 +96,46 @@ def trigram_postings(
 ) -> TrigramPostings:
     """One row per distinct (trigram, text); with `word_only`, only trigrams of three `\\w`
     characters (the only ones a query word can have)."""
+    blocks, windows = trigram_blocks(
+        texts, word_only=word_only, block_texts=block_texts, block_chars=block_chars
+    )
+    keys, ids, counts = merged_segmented(blocks, len(windows))
+    return TrigramPostings(keys, ids, counts, windows)
+
+
+def trigram_blocks(
+    texts: Iterable[str],
+    *,
+    word_only: bool,
+    block_texts: int = BLOCK_DOCS,
+    block_chars: int = BLOCK_CHARS,
+) -> tuple[list[Block], list[int]]:
+    """The rows of `trigram_postings` a block of texts at a time, for `block_postings` to
+    merge, and each text's number of windows. No block spans two id segments."""
     windows: list[int] = []
     blocks = []
-    first = 0
     for block in text_blocks(texts, block_texts, block_chars):
+        first = len(windows)
         windows.extend(max(len(text) - 2, 0) for text in block)
         blocks.extend(block_rows(block, first, word_only))
-        first += len(block)
-    keys, offsets, docs, counts = merged(blocks, first)
-    return TrigramPostings(keys, offsets, docs, counts, windows)
+    return blocks, windows
 
 
 def text_blocks(texts: Iterable[str], most_texts: int, most_chars: int) -> Iterator[list[str]]:
+    """The texts in blocks of at most `most_texts`, cut once `most_chars` are reached and
+    at each multiple of SEGMENT_DOCS texts."""
     block: list[str] = []
     chars = 0
+    done = 0
     for text in texts:
         block.append(text)
         chars += len(text)
-        if len(block) == most_texts or chars >= most_chars:
+        if (
+            len(block) == most_texts
+            or chars >= most_chars
+            or (done + len(block)) % SEGMENT_DOCS == 0
+        ):
+            done += len(block)
             yield block
             block, chars = [], 0
     if block:

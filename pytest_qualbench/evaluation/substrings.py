@@ -22,7 +22,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from pytest_qualbench.engine.trigram_postings import trigram_keys, trigram_postings
+from pytest_qualbench.engine.block_postings import merged
+from pytest_qualbench.engine.trigram_postings import trigram_blocks, trigram_keys
 from pytest_qualbench.engine.types import IndexState
 from pytest_qualbench.index_cache import IndexCache, texts_key
 
@@ -50,8 +51,9 @@ class SubstringIndex:
 
     @classmethod
     def built(cls, texts: Sequence[str]) -> SubstringIndex:
-        postings = trigram_postings(texts, word_only=False)
-        return cls(texts, postings.keys, postings.offsets, postings.docs)
+        blocks, _ = trigram_blocks(texts, word_only=False)
+        keys, offsets, docs, _ = merged(blocks, len(texts))
+        return cls(texts, keys, offsets, docs)
 
     @classmethod
     def stored(cls, texts: Sequence[str], state: IndexState) -> SubstringIndex:

@@ -5,11 +5,14 @@ from __future__ import annotations
 import re
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pytest_qualbench.engine.analysis import haystack
-from pytest_qualbench.engine.trigram_postings import trigram_keys, trigram_postings
+from pytest_qualbench.engine.block_postings import block_of, merged_segmented
+from pytest_qualbench.engine.segmented_ids import SEGMENT_DOCS
+from pytest_qualbench.engine.trigram_postings import trigram_blocks, trigram_keys, trigram_postings
 from pytest_qualbench.engine.types import Chunk
 
 # ASCII, underscore, digits, accents (precomposed and combining), ß, a ligature, CJK,
@@ -38,22 +41,14 @@ def built_postings(
     )
     assert np.all(built.keys[1:] > built.keys[:-1])
     assert built.windows == [max(len(text) - 2, 0) for text in texts]
-    assert built.docs.dtype == np.int32
-    return {
-        key: list(
-            zip(
-                built.docs[start:end].tolist(),
-                built.counts[start:end].tolist(),
-                strict=True,
-            )
-        )
-        for key, start, end in zip(
-            built.keys.tolist(),
-            built.offsets[:-1].tolist(),
-            built.offsets[1:].tolist(),
-            strict=True,
-        )
-    }
+    assert built.ids.local.dtype == np.uint16
+    assert built.ids.size == len(texts)
+    postings = {}
+    for term, key in enumerate(built.keys.tolist()):
+        start, end = built.ids.span(term)
+        counts = built.counts[start:end].tolist()
+        postings[key] = list(zip(built.ids.ids(term).tolist(), counts, strict=True))
+    return postings
 
 
 @settings(max_examples=300)
@@ -107,3 +102,24 @@ def test_an_ascii_block_of_every_ascii_character_equals_the_plain_build() -> Non
     texts = [every, every[::-1], every[::3] * 4, "Zz_9", ""]
     for word_only in (True, False):
         assert built_postings(texts, word_only, 1024, 1 << 21) == plain_postings(texts, word_only)
+
+
+def test_blocks_cut_short_still_end_at_each_id_segment() -> None:
+    # Blocks of 1000 texts would put texts 65000-65999 in one block across the first
+    # two-byte id segment (65,536 texts); the blocks are cut there, and the ids of both
+    # segments come out as the plain build's.
+    texts = ["abcd" if text % 3 else "bcde" for text in range(SEGMENT_DOCS + 5_000)]
+    assert built_postings(texts, False, 1000, 1 << 21) == plain_postings(texts, False)
+    _, windows = trigram_blocks(texts, word_only=False, block_texts=1000)
+    assert len(windows) == len(texts)
+
+
+def test_merging_refuses_a_block_across_two_id_segments() -> None:
+    across = block_of(
+        SEGMENT_DOCS - 1,
+        np.array([7, 7], dtype=np.int64),
+        np.array([0, 1], dtype=np.int64),
+        np.ones(2, dtype=np.uint8),
+    )
+    with pytest.raises(ValueError, match="spans two id segments"):
+        merged_segmented([across], 2 * SEGMENT_DOCS)
