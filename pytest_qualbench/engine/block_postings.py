@@ -3,9 +3,11 @@
 A block's rows come grouped by key (a trigram, a term id), each key's documents
 ascending and numbered within the block. Merging scatters every block's rows to
 their place among all rows of their key; blocks go in document order, so each
-key's documents stay ascending, which is the layout `PostingIndex.grouped` takes.
-Only one block's temporaries and the blocks' compact rows (uint16 documents,
-narrow weights) exist besides the result: no sort of the whole corpus's rows.
+key's documents stay ascending. `merged_segmented` writes the two-byte ids
+`PostingIndex.grouped` takes (`segmented_ids`), `merged` plain int32 document
+numbers. Only one block's temporaries and the blocks' compact rows (uint16
+documents, narrow weights) exist besides the result: no sort of the whole corpus's
+rows.
 """
 
 from __future__ import annotations
