@@ -293,6 +293,33 @@ def test_sigint_mid_run_keeps_the_complete_report_and_marks_the_partial_one(
     assert "partial" in output
 
 
+# Raises out of a reporting hook after the first case: pytest ends on INTERNALERROR.
+FAILING_HOOK = """
+def pytest_runtest_logfinish(nodeid, location):
+    if nodeid.endswith("md_a_q1"):
+        raise RuntimeError("planted internal error")
+"""
+
+
+@pytest.mark.usefixtures("bench")
+def test_internal_error_keeps_the_complete_report_and_marks_the_partial_one(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.runpytest("--qualbench").assert_outcomes(passed=2)
+    report = pytester.path / ".qualbench" / "report.json"
+    complete = report.read_bytes()
+    pytester.makeconftest(FAILING_HOOK)
+    result = pytester.runpytest_subprocess("--qualbench")
+    assert result.ret == pytest.ExitCode.INTERNAL_ERROR
+    # Some cases ran and none is missing from pytest's view: only the exit status
+    # says the other case never did. Its absence must not read as a subset run.
+    assert report.read_bytes() == complete
+    partial = strict_json(pytester.path / ".qualbench" / "report.partial.json")
+    assert partial["complete"] is False
+    assert [row["case_id"] for row in partial["cases"]] == ["md_a_q1"]
+    result.stdout.fnmatch_lines(["*run did not finish (internal error)*"])
+
+
 @pytest.mark.usefixtures("bench")
 def test_run_where_nothing_ran_does_not_leave_the_old_report_looking_current(
     pytester: pytest.Pytester,

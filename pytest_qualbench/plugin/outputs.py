@@ -121,13 +121,9 @@ class Outputs:
             terminalreporter.write_line(summary_line.text, bold=summary_line.bold, **markup)
         if self.config_warning is not None:
             terminalreporter.write_line(self.config_warning, red=True, bold=True)
-        if verdict.unfinished is not None and written.report is not None:
-            terminalreporter.write_line(
-                f"run did not finish ({verdict.unfinished}): partial report (complete: false) "
-                f"written to {written.report}; {self.report_path} left as it was",
-                red=True,
-                bold=True,
-            )
+        unfinished = self.unfinished_line(verdict, written)
+        if unfinished is not None:
+            terminalreporter.write_line(unfinished, red=True, bold=True)
         elif written.unwritten is not None:
             terminalreporter.write_line(
                 f"subset run ({subset_reason(report)}): no report written, {written.unwritten}",
@@ -164,14 +160,35 @@ class Outputs:
                 for line in lines:
                     terminalreporter.write_line(line)
 
-    @staticmethod
+    def unfinished_line(self, verdict: Verdict, written: Written) -> str | None:
+        """Where a run that did not finish put its report, or None for a finished run."""
+        if verdict.unfinished is None or written.report is None:
+            return None
+        return (
+            f"run did not finish ({verdict.unfinished}): partial report (complete: false) "
+            f"written to {written.report}; {self.report_path} left as it was"
+        )
+
     def final_lines(
-        config: pytest.Config, verdict: Verdict, written: Written, session: pytest.Session | None
+        self,
+        config: pytest.Config,
+        verdict: Verdict,
+        written: Written,
+        session: pytest.Session | None,
+        *,
+        summarised: bool,
     ) -> None:
         """The run's last lines, after pytest's counts: what failed the gate, in red, then
-        each output that could not be written (the exit status then says so)."""
+        each output that could not be written (the exit status then says so).
+
+        `summarised` is False when pytest showed no terminal summary (it skips it on an
+        internal error): the partial report's line is then here, or nobody sees it.
+        """
         reasons = verdict.reasons()
         terminal = config.pluginmanager.get_plugin("terminalreporter")
+        unfinished = None if summarised else self.unfinished_line(verdict, written)
+        if unfinished is not None and terminal is not None:
+            terminal.write_line(unfinished, red=True, bold=True)
         if reasons and terminal is not None:
             terminal.write_sep("=", "qualbench FAILED: " + "; ".join(reasons), red=True, bold=True)
         if not written.errors:

@@ -67,6 +67,8 @@ class QualbenchReporter:
         self.session: pytest.Session | None = None
         self.verdict: Verdict | None = None
         self.written: Written | None = None
+        # pytest shows no terminal summary after an internal error (outputs.final_lines).
+        self.summarised = False
 
     @property
     def startup_error(self) -> str | None:
@@ -182,6 +184,7 @@ class QualbenchReporter:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         if self.verdict is None or self.written is None:
             return
+        self.summarised = True
         records = self.collector.records.values()
         self.outputs.terminal_summary(
             terminalreporter,
@@ -195,7 +198,9 @@ class QualbenchReporter:
 
     def pytest_unconfigure(self, config: pytest.Config) -> None:
         if self.verdict is not None and self.written is not None:
-            self.outputs.final_lines(config, self.verdict, self.written, self.session)
+            self.outputs.final_lines(
+                config, self.verdict, self.written, self.session, summarised=self.summarised
+            )
 
 
 def _read_baseline(path: Path | None) -> Report | str | None:
@@ -214,6 +219,9 @@ def _unfinished(session: pytest.Session, any_case_ran: bool) -> str | None:
     """Why the run did not finish, or None when every selected case ran."""
     if session.exitstatus == pytest.ExitCode.INTERRUPTED:
         return "interrupted"
+    if session.exitstatus == pytest.ExitCode.INTERNAL_ERROR:
+        # A hook or xdist failed mid-run: the cases it never reported are not a subset.
+        return "internal error"
     if session.shouldstop or session.shouldfail:
         return f"stopped early: {session.shouldstop or session.shouldfail}"
     if not any_case_ran:
