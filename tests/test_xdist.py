@@ -116,6 +116,64 @@ def test_crashed_worker_keeps_its_case_in_the_denominator(pytester: pytest.Pytes
     assert result.ret == pytest.ExitCode.TESTS_FAILED
 
 
+# The race of xdist issue #204, made certain. `load` hands json_000_q1 to one worker
+# and json_002_q1 to the other, in their first four cases; each dies on it. The
+# controller reads the second worker's last report slowly, so it has not yet seen
+# that worker go when it handles the first one's death, and hands it the first one's
+# unfinished cases.
+SLOW_TO_SEE_THE_SECOND_DEATH = """
+import pathlib, time
+
+def pytest_report_from_serializable(config, data):
+    # Runs in the thread that reads the worker: its end of file waits behind this.
+    if data.get("nodeid", "").endswith("json_002_q1") and data.get("when") == "setup":
+        time.sleep(3)
+
+def pytest_testnodedown(node, error):
+    # The main thread: both workers are dead before it reschedules.
+    deadline = time.monotonic() + 30
+    while len(list(pathlib.Path().glob("crashed.*"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.3)
+"""
+
+CRASHING_TWO_CASES = """
+import os, pathlib
+import wordengine
+
+class Crashing(wordengine.WordEngine):
+    def search(self, query, *, limit=10, kinds=()):
+        results = super().search(query, limit=limit, kinds=kinds)
+        # The json index's engine: md_000_q1 and the others asking the same stay.
+        if query in ("topic0", "topic2") and results[0].source.startswith("bench-json"):
+            pathlib.Path(f"crashed.{query}").touch()
+            os._exit(1)
+        return results
+"""
+
+
+@pytest.mark.usefixtures("bench")
+def test_cases_handed_to_a_worker_already_dead_are_run_by_its_replacement(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeconftest(SLOW_TO_SEE_THE_SECOND_DEATH)
+    pytester.makepyfile(crashing=CRASHING_TWO_CASES)
+    result = pytester.runpytest_subprocess(
+        "--qualbench",
+        "-n",
+        "2",
+        "--qualbench-engine=crashing:Crashing",
+        "--qualbench-report=r.json",
+    )
+    assert "INTERNALERROR" not in result.stdout.str()
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    report = read(pytester, "r.json")
+    assert report["complete"] is True
+    assert len(report["cases"]) == 36
+    crashed = {f["case_id"] for f in report["failures"] if f["type"] == "error"}
+    assert crashed == {"json_000_q1", "json_002_q1"}
+
+
 # Logs which process indexed which content type: indexing is lazy, per process.
 LOGGING_ENGINE = """
 import os
