@@ -116,6 +116,41 @@ def test_crashed_worker_keeps_its_case_in_the_denominator(pytester: pytest.Pytes
     assert result.ret == pytest.ExitCode.TESTS_FAILED
 
 
+@pytest.mark.usefixtures("bench")
+def test_out_of_replacement_workers_the_run_is_unfinished_not_a_subset(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.runpytest("--qualbench")
+    report = pytester.path / ".qualbench" / "report.json"
+    complete = report.read_bytes()
+    pytester.makepyfile(
+        crashing="""
+        import os
+        import wordengine
+
+        class Crashing(wordengine.WordEngine):
+            def search(self, query, *, limit=10, kinds=()):
+                if query == "topic1" and os.environ.get("PYTEST_XDIST_WORKER"):
+                    os._exit(1)
+                return super().search(query, limit=limit, kinds=kinds)
+        """
+    )
+    # No worker is replaced: xdist stops handing out cases at the first crash.
+    result = pytester.runpytest_subprocess(
+        "--qualbench", "-n", "2", "--max-worker-restart=0", "--qualbench-engine=crashing:Crashing"
+    )
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert report.read_bytes() == complete
+    assert not (pytester.path / ".qualbench" / "report.subset.json").exists()
+    partial = read(pytester, ".qualbench/report.partial.json")
+    assert partial["complete"] is False
+    ran = len(partial["cases"])
+    assert 0 < ran < 36
+    result.stdout.fnmatch_lines(
+        [f"*run did not finish ({36 - ran} of 36 selected tests never ran)*"]
+    )
+
+
 # The race of xdist issue #204, made certain. `load` hands json_000_q1 to one worker
 # and json_002_q1 to the other, in their first four cases; each dies on it. The
 # controller reads the second worker's last report slowly, so it has not yet seen

@@ -6,7 +6,7 @@ gather; `collected()` hands a frozen `Collected` to the gate at session end.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,9 @@ class Collected:
     records: Mapping[str, CaseRecord]
     # The fixture set's cases that have no record: a subset run (`-k`, `-m`, ...).
     subset: bool
+    # Tests pytest selected, and how many of them no report came back for.
+    selected: int
+    never_ran: int
     index_ms: Mapping[str, float]
     warmup_ms: Mapping[str, float]
     # Content types whose index every process loaded from the cache (none built it).
@@ -61,6 +64,15 @@ class Collector:
         self.close_problems: list[str] = []
         # The engine could not start (plugin.session, or a worker's build): no report.
         self.startup_error: str | None = None
+        # Node ids pytest selected to run, and those a report came back for. One selected
+        # and never reported means the session ended before it (xdist out of replacement
+        # workers, say): the run did not finish, which is not a subset run.
+        self.selected: set[str] = set()
+        self.reported: set[str] = set()
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        # A serial run's items; xdist's controller collects none (its workers' ids below).
+        self.selected.update(item.nodeid for item in session.items)
 
     def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo[None]) -> None:
         # A case this process ran: the record itself; only a worker's record needs the
@@ -69,6 +81,7 @@ class Collector:
             self.records[item.case.case_id] = item.record
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.reported.add(report.nodeid)
         wire = getattr(report, "qualbench_case", None)
         if wire is not None:
             self.records[wire["case_id"]] = CaseRecord.from_wire(wire)
@@ -104,6 +117,10 @@ class Collector:
         return max(matches, key=lambda case: len(case.case_id), default=None)
 
     # xdist hooks: optional, so the plugin also loads where xdist is not installed.
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: Sequence[str]) -> None:
+        self.selected.update(ids)
+
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         output = getattr(node, "workeroutput", {}).get("qualbench")
@@ -149,6 +166,8 @@ class Collector:
         return Collected(
             records=dict(self.records),
             subset=not set(self.records) >= set(self.cases),
+            selected=len(self.selected),
+            never_ran=len(self.selected - self.reported),
             index_ms=dict(self.index_ms),
             warmup_ms=dict(self.warmup_ms),
             cached=frozenset(self.cached_indexes - self.built_indexes),

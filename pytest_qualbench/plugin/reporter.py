@@ -117,7 +117,7 @@ class QualbenchReporter:
 
     def _judged(self, session: pytest.Session, collected: Collected) -> Verdict:
         """The report of the collected records, through the gate."""
-        unfinished = _unfinished(session, bool(collected.records))
+        unfinished = _unfinished(session, collected)
         sections = extra_sections(
             self.config.stash[bench_run_key],
             self.collector.ran(),
@@ -215,7 +215,7 @@ def _read_baseline(path: Path | None) -> Report | str | None:
         return str(exc)
 
 
-def _unfinished(session: pytest.Session, any_case_ran: bool) -> str | None:
+def _unfinished(session: pytest.Session, collected: Collected) -> str | None:
     """Why the run did not finish, or None when every selected case ran."""
     if session.exitstatus == pytest.ExitCode.INTERRUPTED:
         return "interrupted"
@@ -224,8 +224,10 @@ def _unfinished(session: pytest.Session, any_case_ran: bool) -> str | None:
         return "internal error"
     if session.shouldstop or session.shouldfail:
         return f"stopped early: {session.shouldstop or session.shouldfail}"
-    if not any_case_ran:
+    if not collected.records:
         return "no case ran"
+    if collected.never_ran:
+        return f"{collected.never_ran} of {collected.selected} selected tests never ran"
     return None
 
 
