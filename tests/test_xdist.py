@@ -87,20 +87,22 @@ def test_only_a_workers_records_travel_as_a_wire_copy(
     assert len(read(pytester, ".qualbench/report.json")["cases"]) == 36
 
 
+# Kills the worker that searches "topic1": json_001_q1, md_001_q1 and txt_001_q1.
+CRASHING_ON_TOPIC1 = """
+import os
+import wordengine
+
+class Crashing(wordengine.WordEngine):
+    def search(self, query, *, limit=10, kinds=()):
+        if query == "topic1" and os.environ.get("PYTEST_XDIST_WORKER"):
+            os._exit(1)
+        return super().search(query, limit=limit, kinds=kinds)
+"""
+
+
 @pytest.mark.usefixtures("bench")
 def test_crashed_worker_keeps_its_case_in_the_denominator(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(
-        crashing="""
-        import os
-        import wordengine
-
-        class Crashing(wordengine.WordEngine):
-            def search(self, query, *, limit=10, kinds=()):
-                if query == "topic1" and os.environ.get("PYTEST_XDIST_WORKER"):
-                    os._exit(1)
-                return super().search(query, limit=limit, kinds=kinds)
-        """
-    )
+    pytester.makepyfile(crashing=CRASHING_ON_TOPIC1)
     result = pytester.runpytest_subprocess(
         "--qualbench",
         "-n",
@@ -123,18 +125,7 @@ def test_out_of_replacement_workers_the_run_is_unfinished_not_a_subset(
     pytester.runpytest("--qualbench")
     report = pytester.path / ".qualbench" / "report.json"
     complete = report.read_bytes()
-    pytester.makepyfile(
-        crashing="""
-        import os
-        import wordengine
-
-        class Crashing(wordengine.WordEngine):
-            def search(self, query, *, limit=10, kinds=()):
-                if query == "topic1" and os.environ.get("PYTEST_XDIST_WORKER"):
-                    os._exit(1)
-                return super().search(query, limit=limit, kinds=kinds)
-        """
-    )
+    pytester.makepyfile(crashing=CRASHING_ON_TOPIC1)
     # No worker is replaced: xdist stops handing out cases at the first crash.
     result = pytester.runpytest_subprocess(
         "--qualbench", "-n", "2", "--max-worker-restart=0", "--qualbench-engine=crashing:Crashing"
