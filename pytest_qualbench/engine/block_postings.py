@@ -96,8 +96,9 @@ def merged(blocks: list[Block], doc_count: int) -> tuple[DocIds, DocIds, DocIds,
 def merged_segmented(blocks: list[Block], doc_count: int) -> tuple[DocIds, SegmentedIds, Weights]:
     """`merged`, with the document numbers written straight into `SegmentedIds`' two
     bytes each: no four-byte copy of every row (198 MB for the 100k prose build's
-    trigrams) and no pass narrowing it. Every block must lie within one id segment,
-    which a block of at most BLOCK_DOCS documents starting at a multiple of it does."""
+    trigrams) and no pass narrowing it. Every block must lie within one id segment:
+    a block of at most BLOCK_DOCS documents starting at a multiple of it does (the
+    porter layer's), and `trigram_postings.text_blocks` cuts at every segment's start."""
     keys, slots = merged_keys(blocks)
     segments = segment_count(doc_count)
     # Key k's rows in segment s are those of the segment's blocks: one run per (k, s).
