@@ -6,12 +6,15 @@ every run would be measured as the plugin's cost. Every run gets its own
 directory with an empty pytest.ini, so the project's own pytest settings never
 leak in, and `-p no:cacheprovider` so no run warms the next.
 
-The per-case cost is measured in rounds: one full qualbench run, one one-case
-run, one run of as many trivial tests and one of a single test, back to back,
-each timed around pytest.main (timed_pytest.py). The machine changes pace by up
-to 1.8x from one few-second stretch to the next, so every run's time is brought
-to a common pace by the fixed loop timed around it before runs are subtracted;
-each round gives a ratio, and the median round is kept.
+The per-case cost is measured in rounds of four runs, back to back: the full
+qualbench run, a run of one case per content type (both index and warm up every
+content type, so only what grows with the cases differs), and trivial suites of
+as many tests as each of the two has cases. Each is timed around pytest.main
+(timed_pytest.py) a few times and the fastest kept: a run slowed by a burst of
+other work on the machine is dropped. The machine changes pace by up to 1.8x
+from one few-second stretch to the next, so every run's time is brought to a
+common pace by the fixed loop timed around it before runs are subtracted; each
+round gives a ratio, and the median round is kept.
 """
 
 from __future__ import annotations
@@ -67,31 +70,36 @@ class QualbenchRun:
         return self.timed.wall_ms - self.index_ms - self.search_ms
 
 
-def per_item_ms(many_ms: float, one_ms: float, many: int) -> float:
-    """Marginal cost of one item: (cost of `many` items - cost of one item) / (many - 1)."""
-    return (many_ms - one_ms) / (many - 1)
+def per_item_ms(many_ms: float, few_ms: float, many: int, few: int) -> float:
+    """Marginal cost of one item: (cost of `many` items - cost of `few`) / (many - few)."""
+    return (many_ms - few_ms) / (many - few)
 
 
 @dataclass(frozen=True)
 class CostRound:
-    """One round's four runs, back to back: full and one-case qualbench, many and one tests."""
+    """One round's four runs, back to back: the full qualbench run and one of a case per
+    content type; as many trivial tests as each has cases."""
 
     full: QualbenchRun
-    single: QualbenchRun
+    few: QualbenchRun
     many: TimedRun
-    one: TimedRun
+    one_per_case: TimedRun
 
     def plugin_ms(self, loop_ms: float) -> float:
-        """The plugin's own marginal cost per case, at the pace of `loop_ms`."""
+        """The plugin's own marginal cost per case, at the pace of `loop_ms`.
+
+        Both runs index and warm up every content type, so what a content type costs
+        once (an engine, its cache load, its relevant-set index) is not counted per case.
+        """
         full = self.full.timed.at_pace(self.full.own_ms, loop_ms)
-        single = self.single.timed.at_pace(self.single.own_ms, loop_ms)
-        return per_item_ms(full, single, self.full.cases)
+        few = self.few.timed.at_pace(self.few.own_ms, loop_ms)
+        return per_item_ms(full, few, self.full.cases, self.few.cases)
 
     def pytest_ms(self, loop_ms: float) -> float:
         """pytest's marginal cost per trivial item, at the pace of `loop_ms`."""
         many = self.many.at_pace(self.many.wall_ms, loop_ms)
-        one = self.one.at_pace(self.one.wall_ms, loop_ms)
-        return per_item_ms(many, one, self.full.cases)
+        few = self.one_per_case.at_pace(self.one_per_case.wall_ms, loop_ms)
+        return per_item_ms(many, few, self.full.cases, self.few.cases)
 
     @property
     def ratio(self) -> float:
@@ -100,27 +108,40 @@ class CostRound:
 
     @property
     def fastest_loop_ms(self) -> float:
-        runs = (self.full.timed, self.single.timed, self.many, self.one)
+        runs = (self.full.timed, self.few.timed, self.many, self.one_per_case)
         return min(run.loop_ms for run in runs)
 
 
 @dataclass(frozen=True)
 class CostDirectories:
-    """Where a round's four runs happen: full and one-case fixture sets, many and one tests."""
+    """Where a round's four runs happen: the full and the case-per-content-type fixture
+    sets, and a trivial suite of as many tests as each has cases."""
 
     full: Path
-    single: Path
+    few: Path
     many: Path
-    one: Path
+    one_per_case: Path
 
 
-def cost_round(directories: CostDirectories) -> CostRound:
+def cost_round(directories: CostDirectories, repeats: int) -> CostRound:
+    """Each of the round's four runs `repeats` times, the fastest of each kept (at a
+    common pace): a run slowed by a burst of other work on the machine is dropped."""
     return CostRound(
-        full=qualbench_run(directories.full),
-        single=qualbench_run(directories.single),
-        many=timed_pytest(directories.many, []),
-        one=timed_pytest(directories.one, []),
+        full=fastest_qualbench_run(directories.full, repeats),
+        few=fastest_qualbench_run(directories.few, repeats),
+        many=fastest_timed_pytest(directories.many, repeats),
+        one_per_case=fastest_timed_pytest(directories.one_per_case, repeats),
     )
+
+
+def fastest_qualbench_run(directory: Path, repeats: int) -> QualbenchRun:
+    runs = [qualbench_run(directory) for _ in range(repeats)]
+    return min(runs, key=lambda run: run.timed.at_pace(run.own_ms, 1.0))
+
+
+def fastest_timed_pytest(directory: Path, repeats: int) -> TimedRun:
+    runs = [timed_pytest(directory, []) for _ in range(repeats)]
+    return min(runs, key=lambda run: run.at_pace(run.wall_ms, 1.0))
 
 
 def median_round(rounds: Sequence[CostRound]) -> CostRound:
@@ -219,15 +240,16 @@ def qualbench_run(directory: Path) -> QualbenchRun:
     )
 
 
-def single_case_fixtures(fixtures: Path, directory: Path) -> Path:
-    """A directory whose bench_fixtures/ holds the first case of the first entry of the first file."""
+def case_per_file_fixtures(fixtures: Path, directory: Path) -> Path:
+    """A directory whose bench_fixtures/ holds, of each file of `fixtures`, the first case
+    of its first entry: one case per content type (a file holds one content type)."""
     (directory / "bench_fixtures").mkdir(parents=True, exist_ok=True)
-    first_file = sorted(fixtures.glob("*.jsonl"))[0]
-    entry = json.loads(first_file.read_text(encoding="utf-8").splitlines()[0])
-    entry["cases"] = entry["cases"][:1]
-    (directory / "bench_fixtures" / first_file.name).write_text(
-        json.dumps(entry) + "\n", encoding="utf-8"
-    )
+    for fixture_file in sorted(fixtures.glob("*.jsonl")):
+        entry = json.loads(fixture_file.read_text(encoding="utf-8").splitlines()[0])
+        entry["cases"] = entry["cases"][:1]
+        (directory / "bench_fixtures" / fixture_file.name).write_text(
+            json.dumps(entry) + "\n", encoding="utf-8"
+        )
     return directory
 
 
