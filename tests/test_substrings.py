@@ -11,7 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_qualbench.evaluation.substrings import FORMAT, SubstringIndex, cached_substring_index
+from pytest_qualbench.evaluation.substrings import (
+    FEW_CHUNKS,
+    FORMAT,
+    SubstringIndex,
+    cached_substring_index,
+)
 from pytest_qualbench.index_cache import IndexCache, texts_key
 
 TEXTS = ["Connection pool: maxIdleConns", "the POOL grows", "pool", "", "café ﬁle pool"]
@@ -47,6 +52,19 @@ def test_an_empty_corpus_holds_nothing() -> None:
     st.lists(st.text(alphabet="abcAB é", min_size=1, max_size=5), min_size=1, max_size=3),
 )
 def test_equals_the_definition(texts: list[str], needles: list[str]) -> None:
+    assert SubstringIndex.built(texts).count_containing(needles) == plain(texts, needles)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.text(alphabet="ab", min_size=3, max_size=12), min_size=3 * FEW_CHUNKS, max_size=80),
+    st.lists(st.text(alphabet="ab", min_size=3, max_size=6), min_size=1, max_size=3),
+)
+def test_equals_the_definition_where_many_chunks_share_the_windows(
+    texts: list[str], needles: list[str]
+) -> None:
+    # Two letters: every needle's windows are in most texts, so more than FEW_CHUNKS
+    # candidates are left after the rarest one and the intersections run.
     assert SubstringIndex.built(texts).count_containing(needles) == plain(texts, needles)
 
 
