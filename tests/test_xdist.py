@@ -40,6 +40,22 @@ def read(pytester: pytest.Pytester, name: str) -> Report:
     return data
 
 
+def run_crashing_engine(pytester: pytest.Pytester) -> pytest.RunResult:
+    """Two workers over the `Crashing` engine of crashing.py, the report in r.json."""
+    return pytester.runpytest_subprocess(
+        "--qualbench",
+        "-n",
+        "2",
+        "--qualbench-engine=crashing:Crashing",
+        "--qualbench-report=r.json",
+    )
+
+
+def crashed_cases(report: Report) -> set[str]:
+    """The cases the report holds as errors: those whose worker died on them."""
+    return {f["case_id"] for f in report["failures"] if f["type"] == "error"}
+
+
 @pytest.mark.usefixtures("bench")
 def test_two_workers_match_serial(pytester: pytest.Pytester) -> None:
     serial = pytester.runpytest_subprocess("--qualbench", "--qualbench-report=serial.json")
@@ -103,16 +119,9 @@ class Crashing(wordengine.WordEngine):
 @pytest.mark.usefixtures("bench")
 def test_crashed_worker_keeps_its_case_in_the_denominator(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(crashing=CRASHING_ON_TOPIC1)
-    result = pytester.runpytest_subprocess(
-        "--qualbench",
-        "-n",
-        "2",
-        "--qualbench-engine=crashing:Crashing",
-        "--qualbench-report=r.json",
-    )
+    result = run_crashing_engine(pytester)
     report = read(pytester, "r.json")
-    crashed = {f["case_id"] for f in report["failures"] if f["type"] == "error"}
-    assert crashed == {"json_001_q1", "md_001_q1", "txt_001_q1"}
+    assert crashed_cases(report) == {"json_001_q1", "md_001_q1", "txt_001_q1"}
     assert len(report["cases"]) == 36
     assert report["overall"]["cases"] == 24
     assert result.ret == pytest.ExitCode.TESTS_FAILED
@@ -184,20 +193,13 @@ def test_cases_handed_to_a_worker_already_dead_are_run_by_its_replacement(
 ) -> None:
     pytester.makeconftest(SLOW_TO_SEE_THE_SECOND_DEATH)
     pytester.makepyfile(crashing=CRASHING_TWO_CASES)
-    result = pytester.runpytest_subprocess(
-        "--qualbench",
-        "-n",
-        "2",
-        "--qualbench-engine=crashing:Crashing",
-        "--qualbench-report=r.json",
-    )
+    result = run_crashing_engine(pytester)
     assert "INTERNALERROR" not in result.stdout.str()
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     report = read(pytester, "r.json")
     assert report["complete"] is True
     assert len(report["cases"]) == 36
-    crashed = {f["case_id"] for f in report["failures"] if f["type"] == "error"}
-    assert crashed == {"json_000_q1", "json_002_q1"}
+    assert crashed_cases(report) == {"json_000_q1", "json_002_q1"}
 
 
 # Logs which process indexed which content type: indexing is lazy, per process.
