@@ -39,6 +39,32 @@ from benchmarks.corpus import build_corpus
 # their start-up noise does not drown the differences measured here.
 BASE_ARGS = ("-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:benchmark")
 TRIVIAL_TEST = "def test_{number}():\n    assert {number} == {number}\n"
+# A collector of plain items, as the plugin's cases are: no test module to import (a
+# module of 50k test functions took longer to assertion-rewrite and compile than its
+# tests took to run) and no fixture machinery, which a test function carries and a
+# case item does not.
+PLAIN_ITEMS_CONFTEST = """\
+import pytest
+
+
+class PlainItem(pytest.Item):
+    def runtest(self):
+        pass
+
+    def reportinfo(self):
+        return self.path, None, self.name
+
+
+class PlainItems(pytest.File):
+    def collect(self):
+        for number in range(int(self.path.read_text())):
+            yield PlainItem.from_parent(self, name=f"item_{number}")
+
+
+def pytest_collect_file(file_path, parent):
+    if file_path.name == "items.count":
+        return PlainItems.from_parent(parent, path=file_path)
+"""
 TIMED_PYTEST = Path(__file__).with_name("timed_pytest.py")
 _WORD = re.compile(r"[a-z]{5,}")
 
@@ -189,6 +215,14 @@ def write_trivial_suite(directory: Path, count: int) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     body = "".join(TRIVIAL_TEST.format(number=number) for number in range(count))
     (directory / "test_trivial.py").write_text(body)
+    return directory
+
+
+def write_plain_items(directory: Path, count: int) -> Path:
+    """A directory whose conftest collects `count` plain passing items from one file."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "conftest.py").write_text(PLAIN_ITEMS_CONFTEST)
+    (directory / "items.count").write_text(f"{count}\n")
     return directory
 
 
