@@ -176,17 +176,18 @@ def median_round(rounds: Sequence[CostRound]) -> CostRound:
     return ordered[len(ordered) // 2]
 
 
-def run_in(directory: Path, command: Sequence[str]) -> None:
-    """Run a pytest command in directory, under an empty pytest.ini, output discarded."""
+def run_in(directory: Path, command: Sequence[str]) -> int:
+    """Run a pytest command in directory, under an empty pytest.ini, output discarded;
+    its exit status."""
     (directory / "pytest.ini").write_text("[pytest]\n")
-    subprocess.run(
+    return subprocess.run(
         command,
         cwd=directory,
         env={k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         check=False,
-    )
+    ).returncode
 
 
 def pytest_command(args: Sequence[str]) -> list[str]:
@@ -218,12 +219,19 @@ def write_trivial_suite(directory: Path, count: int) -> Path:
     return directory
 
 
-def write_plain_items(directory: Path, count: int) -> Path:
-    """A directory whose conftest collects `count` plain passing items from one file."""
+def plain_items_ms(directory: Path, count: int) -> float:
+    """Wall milliseconds of a pytest process running `count` plain passing items, which
+    a conftest in `directory` collects from one file."""
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "conftest.py").write_text(PLAIN_ITEMS_CONFTEST)
     (directory / "items.count").write_text(f"{count}\n")
-    return directory
+    started = time.perf_counter()
+    status = run_in(directory, pytest_command([]))
+    elapsed_ms = (time.perf_counter() - started) * 1000.0
+    # A reference that collected nothing would time pytest's start-up alone.
+    if status != 0:
+        raise RuntimeError(f"{count} plain items in {directory} did not all pass: exit {status}")
+    return elapsed_ms
 
 
 def write_fixture_set(directory: Path, chunks: int) -> Path:

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.ledger import Ledger
-from benchmarks.pytest_runs import run_pytest, write_fixture_set, write_plain_items
+from benchmarks.pytest_runs import plain_items_ms, run_pytest, write_fixture_set
 
 SMALL, LARGE = 10_000, 50_000
 TARGET = 6.5
@@ -85,8 +85,8 @@ def end_to_end(tmp_path_factory: pytest.TempPathFactory) -> EndToEnd:
     large_line_tracebacks = run_cost(large_set, [*args, "--tb=line"])
     # What pytest itself spends on that many items (collect, set up, call, tear down,
     # report), measured right after: the part of the rest no plugin can cut.
-    plain_items_ms = run_pytest(write_plain_items(root / "plain", large.cases), [])
-    return EndToEnd(small, large, large_line_tracebacks, plain_items_ms)
+    plain_ms = plain_items_ms(root / "plain", large.cases)
+    return EndToEnd(small, large, large_line_tracebacks, plain_ms)
 
 
 def test_five_times_the_entries_cost_at_most_six_and_a_half_times(
