@@ -43,9 +43,13 @@ class RunCost:
     cases: int
 
     @property
+    def engine_ms(self) -> float:
+        return self.index_ms + self.search_ms
+
+    @property
     def rest_ms(self) -> float:
         """Everything but the engine: start-up, collection, judging, the report."""
-        return self.wall_ms - self.index_ms - self.search_ms
+        return self.wall_ms - self.engine_ms
 
 
 def run_cost(directory: Path, args: list[str]) -> RunCost:
@@ -110,13 +114,13 @@ def test_the_rest_costs_at_most_half_of_index_and_search(
     end_to_end: EndToEnd, ledger: Ledger
 ) -> None:
     large, line = end_to_end.large, end_to_end.large_line_tracebacks
-    ratio = large.rest_ms / (large.index_ms + large.search_ms)
-    line_ratio = line.rest_ms / (line.index_ms + line.search_ms)
+    ratio = large.rest_ms / large.engine_ms
+    line_ratio = line.rest_ms / line.engine_ms
     ledger.notes.append(
         f"end to end at {LARGE // 1000}k: the rest {large.rest_ms / 1000:.1f} s over index + "
-        f"search {(large.index_ms + large.search_ms) / 1000:.1f} s: {ratio:.2f} (target <= "
-        f"{REST_TARGET}); with --tb=line {line.rest_ms / 1000:.1f} s over "
-        f"{(line.index_ms + line.search_ms) / 1000:.1f} s: {line_ratio:.2f}; {large.cases} "
+        f"search {large.engine_ms / 1000:.1f} s: {ratio:.2f} (target <= {REST_TARGET}); "
+        f"with --tb=line {line.rest_ms / 1000:.1f} s over {line.engine_ms / 1000:.1f} s: "
+        f"{line_ratio:.2f}; {large.cases} "
         f"plain items took {end_to_end.plain_items_ms / 1000:.1f} s, "
         f"{end_to_end.plain_items_ms / large.rest_ms:.0%} of the rest"
     )
