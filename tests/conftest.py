@@ -94,6 +94,22 @@ def jsonl(entries: Sequence[dict[str, Any]]) -> str:
     return "".join(json.dumps(item) + "\n" for item in entries)
 
 
+def worker_crashing_engine(query: str) -> str:
+    """Source of a module `crashing` whose engine `Crashing` kills its xdist worker
+    (os._exit, no cleanup) when it searches `query`; run serially it answers as the
+    word engine does."""
+    return f"""
+import os
+import wordengine
+
+class Crashing(wordengine.WordEngine):
+    def search(self, query, *, limit=10, kinds=()):
+        if query == {query!r} and os.environ.get("PYTEST_XDIST_WORKER"):
+            os._exit(1)
+        return super().search(query, limit=limit, kinds=kinds)
+"""
+
+
 WriteFixture = Callable[[str, Sequence[dict[str, Any]]], Path]
 
 

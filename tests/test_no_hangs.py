@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import WriteFixture, case, entry, jsonl
+from tests.conftest import WriteFixture, case, entry, jsonl, worker_crashing_engine
 
 SLOW_ENGINE = """
 import time
@@ -25,16 +25,7 @@ class Slow(wordengine.WordEngine):
         return super().search(query, limit=limit, kinds=kinds)
 """
 
-CRASHING_ENGINE = """
-import os
-import wordengine
-
-class Crashing(wordengine.WordEngine):
-    def search(self, query, *, limit=10, kinds=()):
-        if query == "sigma" and os.environ.get("PYTEST_XDIST_WORKER"):
-            os._exit(1)
-        return super().search(query, limit=limit, kinds=kinds)
-"""
+CRASHING_ENGINE = worker_crashing_engine("sigma")
 
 
 def cases(prefix: str, content_type: str, crash_id: str = "") -> list[dict[str, Any]]:

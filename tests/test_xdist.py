@@ -9,7 +9,7 @@ import pytest
 
 from pytest_qualbench.report.build import without_timings
 from pytest_qualbench.report.model import Report
-from tests.conftest import WriteFixture, case, entry
+from tests.conftest import WriteFixture, case, entry, worker_crashing_engine
 
 pytest.importorskip("xdist")
 
@@ -104,16 +104,7 @@ def test_only_a_workers_records_travel_as_a_wire_copy(
 
 
 # Kills the worker that searches "topic1": json_001_q1, md_001_q1 and txt_001_q1.
-CRASHING_ON_TOPIC1 = """
-import os
-import wordengine
-
-class Crashing(wordengine.WordEngine):
-    def search(self, query, *, limit=10, kinds=()):
-        if query == "topic1" and os.environ.get("PYTEST_XDIST_WORKER"):
-            os._exit(1)
-        return super().search(query, limit=limit, kinds=kinds)
-"""
+CRASHING_ON_TOPIC1 = worker_crashing_engine("topic1")
 
 
 @pytest.mark.usefixtures("bench")
