@@ -30,7 +30,11 @@ from pytest_qualbench.engine.builtin import (
 )
 from pytest_qualbench.engine.chunking import chunk_entries
 from pytest_qualbench.engine.types import Chunk, IndexState
-from pytest_qualbench.evaluation.metrics import mean_metrics, positive_case_metrics
+from pytest_qualbench.evaluation.metrics import (
+    mean_metrics,
+    needle_matches,
+    positive_case_metrics,
+)
 from pytest_qualbench.fixtures import Case, load_fixture_set
 from pytest_qualbench.sections.rankers import RANKING_DEPTH, resolve_ranker
 
@@ -158,8 +162,7 @@ def judged(collection: Collection, rankings: Sequence[Sequence[int]]) -> dict[st
         texts = [collection.chunks[index].text for index in ranking[:RANKING_DEPTH]]
         values.append(
             positive_case_metrics(
-                texts,
-                case.needles,
+                needle_matches(texts, case.needles),
                 relevant_total=total,
                 rank_ceiling=0,
                 first_relevant_layer=None,

@@ -14,8 +14,8 @@ from pytest_qualbench.evaluation.metrics import (
     hit_at_k,
     mean_metrics,
     ndcg_at_k,
+    needle_matches,
     needle_recall,
-    needles_found,
     negative_case_metrics,
     percentile,
     positive_case_metrics,
@@ -81,10 +81,21 @@ def test_ndcg_of_nothing_is_zero() -> None:
 
 def test_needle_recall_counts_distinct_needles() -> None:
     texts = ["alpha beta", "gamma"]
-    assert needle_recall(texts, ["alpha", "gamma", "delta"]) == 2 / 3
-    assert needle_recall(texts, ["alpha", "alpha"]) == 1.0
-    assert needle_recall(texts, ["Alpha"]) == 0.0  # case-sensitive
-    assert needles_found(texts, ["gamma", "alpha", "zeta"]) == ("gamma", "alpha")
+    assert needle_recall(needle_matches(texts, ["alpha", "gamma", "delta"])) == 2 / 3
+    assert needle_recall(needle_matches(texts, ["alpha", "gamma", "delta"]), 1) == 1 / 3
+    assert needle_recall(needle_matches(texts, ["alpha", "alpha"])) == 1.0
+    assert needle_recall(needle_matches(texts, ["Alpha"])) == 0.0  # case-sensitive
+    assert needle_recall(needle_matches(texts, [])) == 0.0
+
+
+def test_needle_matches_checks_each_text_for_each_distinct_needle() -> None:
+    matches = needle_matches(["noise", "beta alpha", "alpha"], ["alpha", "beta", "alpha", "zeta"])
+    assert matches.needles == ("alpha", "beta", "zeta")
+    assert matches.relevance == (False, True, True)
+    assert matches.first_ranks == {"alpha": 2, "beta": 2}
+    assert matches.found() == ("alpha", "beta")
+    assert matches.found(1) == ()
+    assert needle_matches(["gamma alpha"], ["gamma", "alpha", "zeta"]).found() == ("gamma", "alpha")
 
 
 def test_percentile_interpolates_like_numpy() -> None:
@@ -97,8 +108,7 @@ def test_percentile_interpolates_like_numpy() -> None:
 def test_positive_case_metrics_by_hand() -> None:
     texts = ["noise", "has alpha", "noise", "has beta", "noise", "has alpha again"]
     values = positive_case_metrics(
-        texts,
-        ["alpha", "beta"],
+        needle_matches(texts, ["alpha", "beta"]),
         relevant_total=3,
         rank_ceiling=1,
         first_relevant_layer="porter",
@@ -122,7 +132,7 @@ def test_positive_case_metrics_by_hand() -> None:
 
 def test_empty_result_scores_zero_and_stays_in_denominator() -> None:
     values = positive_case_metrics(
-        [], ["x"], relevant_total=1, rank_ceiling=3, first_relevant_layer=None,
+        needle_matches([], ["x"]), relevant_total=1, rank_ceiling=3, first_relevant_layer=None,
         expected_layer="porter", layers_reported=True,
     )  # fmt: skip
     assert all(value == 0.0 for value in values.values())
@@ -130,7 +140,7 @@ def test_empty_result_scores_zero_and_stays_in_denominator() -> None:
 
 def test_undefined_checks_are_none() -> None:
     values = positive_case_metrics(
-        ["x"], ["x"], relevant_total=1, rank_ceiling=0, first_relevant_layer=None,
+        needle_matches(["x"], ["x"]), relevant_total=1, rank_ceiling=0, first_relevant_layer=None,
         expected_layer="porter", layers_reported=False,
     )  # fmt: skip
     assert values["rank_ceiling_pass"] is None

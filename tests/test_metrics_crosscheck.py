@@ -27,6 +27,7 @@ from pytest_qualbench.evaluation.metrics import (
     METRIC_NAMES,
     RECALL_KS,
     mean_metrics,
+    needle_matches,
     positive_case_metrics,
 )
 
@@ -75,8 +76,7 @@ def ranked_cases(draw: st.DrawFn, *, min_results: int = 0) -> RankedCase:
 
 def ours(ranked: RankedCase) -> dict[str, float | None]:
     return positive_case_metrics(
-        ranked.texts,
-        ranked.needles,
+        needle_matches(ranked.texts, ranked.needles),
         relevant_total=len(ranked.relevant),
         rank_ceiling=0,
         first_relevant_layer=None,

@@ -19,7 +19,7 @@ from pytest_qualbench.engine.types import Result
 from pytest_qualbench.evaluation.metrics import (
     GAINS,
     graded_case_metrics,
-    needles_found,
+    needle_matches,
     negative_case_metrics,
     positive_case_metrics,
 )
@@ -252,13 +252,13 @@ def judge(
             gain=gain,
             duplicate_results=returned - len(results),
         )
-    texts = [result.text for result in results]
-    relevant = [_first_needle(text, case.needles) is not None for text in texts]
+    matches = needle_matches([result.text for result in results], case.needles)
+    relevant = matches.relevance
     first_index = relevant.index(True) if True in relevant else None
     rank = None if first_index is None else first_index + 1
     layer = None if first_index is None else results[first_index].layer
     layers_reported = all(result.layer is not None for result in results) if results else None
-    found = needles_found(texts, case.needles)
+    found = matches.found()
     layer_not_checked = _layer_not_checked(case, layer_not_checked, layers_reported)
     layer_checked = layer_not_checked is None
 
@@ -266,8 +266,7 @@ def judge(
         metrics = negative_case_metrics(len(results))
     else:
         metrics = positive_case_metrics(
-            texts,
-            case.needles,
+            matches,
             relevant_total=sum(relevant) if relevant_total is None else relevant_total,
             rank_ceiling=case.expected_rank_ceiling,
             first_relevant_layer=layer,
@@ -435,7 +434,7 @@ def _judge_by_entry(
         corrected_query=corrected_query,
         rank=rank,
         layer=layer,
-        needles_found=needles_found([r.text for r in results], case.needles),
+        needles_found=needle_matches([r.text for r in results], case.needles).found(),
         metrics=metrics,
         failures=tuple(failure for failure in failures if failure.type in checks),
         latency_ms=latency_ms,

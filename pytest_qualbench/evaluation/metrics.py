@@ -2,8 +2,8 @@
 
 docs/metrics.md states every definition; `METRIC_VERSION` names their version.
 Every per-case function takes `relevance`, the ranked results reduced to
-booleans (True = the result's text contains a needle), so each formula can be
-checked by hand on a list of a few booleans; `reciprocal_rank` takes the first
+booleans (True = the result's text contains a needle; `needle_matches` checks
+each text once), so each formula can be checked by hand on a list of a few booleans; `reciprocal_rank` takes the first
 relevant rank, all a report keeps of a case's ranking (compare's rank moves).
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Final
 
 METRIC_VERSION = 1
@@ -152,20 +153,49 @@ def graded_case_metrics(
     return values
 
 
-def needles_found(texts: Iterable[str], needles: Sequence[str]) -> tuple[str, ...]:
-    """The distinct needles that occur (case-sensitive substring) in any of the texts, in needle order."""
-    text_list = list(texts)
-    return tuple(
-        needle for needle in dict.fromkeys(needles) if any(needle in text for text in text_list)
-    )
+@dataclass(frozen=True)
+class NeedleMatches:
+    """A case's ranked result texts, each checked once for each of its distinct needles.
+
+    Every needle metric is read off this one pass: scanning the texts again for
+    each metric made up half of judging a case.
+    """
+
+    # The distinct needles, in needle order.
+    needles: tuple[str, ...]
+    # Per ranked text: whether it holds a needle (case-sensitive substring).
+    relevance: tuple[bool, ...]
+    # Per needle held by some text: the 1-based rank of the first text holding it.
+    first_ranks: Mapping[str, int]
+
+    def found(self, k: int | None = None) -> tuple[str, ...]:
+        """The needles held by one of the top k texts (by any text: None), in needle order."""
+        return tuple(
+            needle
+            for needle in self.needles
+            if needle in self.first_ranks and (k is None or self.first_ranks[needle] <= k)
+        )
 
 
-def needle_recall(texts: Iterable[str], needles: Sequence[str]) -> float:
-    """recall@k / context_recall (docs/metrics.md): distinct needles found / distinct needles."""
+def needle_matches(texts: Iterable[str], needles: Sequence[str]) -> NeedleMatches:
+    """Which ranked texts hold which needles: `needle in text` once per text and needle."""
     distinct = tuple(dict.fromkeys(needles))
-    if not distinct:
+    relevance: list[bool] = []
+    first_ranks: dict[str, int] = {}
+    for rank, text in enumerate(texts, start=1):
+        held = [needle for needle in distinct if needle in text]
+        relevance.append(bool(held))
+        for needle in held:
+            first_ranks.setdefault(needle, rank)
+    return NeedleMatches(distinct, tuple(relevance), first_ranks)
+
+
+def needle_recall(matches: NeedleMatches, k: int | None = None) -> float:
+    """recall@k / context_recall (docs/metrics.md): distinct needles found in the top k
+    (context_recall: in all the results) / distinct needles."""
+    if not matches.needles:
         return 0.0
-    return len(needles_found(texts, distinct)) / len(distinct)
+    return len(matches.found(k)) / len(matches.needles)
 
 
 def percentile(values: Sequence[float], fraction: float) -> float | None:
@@ -180,8 +210,7 @@ def percentile(values: Sequence[float], fraction: float) -> float | None:
 
 
 def positive_case_metrics(
-    texts: Sequence[str],
-    needles: Sequence[str],
+    matches: NeedleMatches,
     *,
     relevant_total: int,
     rank_ceiling: int,
@@ -189,20 +218,20 @@ def positive_case_metrics(
     expected_layer: str,
     layers_reported: bool,
 ) -> dict[str, float | None]:
-    """Every metric of METRIC_NAMES for one positive case, from its ranked result texts.
+    """Every metric of METRIC_NAMES for one positive case, from its ranked results' needles.
 
     `rank_ceiling_pass` is None when the case sets no ceiling, `layer_accuracy`
     when the engine reports no layers: neither then counts in a denominator.
     """
-    relevance = [any(needle in text for needle in needles) for text in texts]
+    relevance = matches.relevance
     rank = first_relevant_rank(relevance)
     values: dict[str, float | None] = {f"hit@{k}": hit_at_k(relevance, k) for k in HIT_KS}
     values["precision@1"] = values["hit@1"]
     for k in RECALL_KS:
-        values[f"recall@{k}"] = needle_recall(texts[:k], needles)
+        values[f"recall@{k}"] = needle_recall(matches, k)
     values["mrr"] = reciprocal_rank(rank)
     values[f"ndcg@{NDCG_K}"] = ndcg_at_k(relevance, relevant_total)
-    values["context_recall"] = needle_recall(texts, needles)
+    values["context_recall"] = needle_recall(matches)
     values["rank_ceiling_pass"] = (
         None if rank_ceiling == 0 else float(rank is not None and rank <= rank_ceiling)
     )

@@ -20,6 +20,7 @@ from pytest_qualbench.evaluation.metrics import (
     GAINS,
     graded_case_metrics,
     mean_metrics,
+    needle_matches,
     percentile,
     positive_case_metrics,
 )
@@ -56,8 +57,7 @@ def ranking_metrics(
         1 for chunk in chunks if any(needle in chunk.text for needle in case.needles)
     )
     values = positive_case_metrics(
-        texts,
-        case.needles,
+        needle_matches(texts, case.needles),
         relevant_total=relevant_total,
         rank_ceiling=0,
         first_relevant_layer=None,
