@@ -108,25 +108,29 @@ class KeptCounts:
         self.cache = cache
         self.key = f"{TOKENS_FORMAT} retrieved\0{counter.method}"
         self.kept = {} if cache is None else _kept_counts(cache, self.key)
-        self.used: dict[bytes, int] = {}
+        # This run's texts: by the text itself (a str caches its hash, and the same
+        # chunk comes back case after case), each digested once, on first sight.
+        self.used: dict[str, tuple[bytes, int]] = {}
         self.counted_any = False
 
     def count(self, text: str) -> int:
-        digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
-        tokens = self.used.get(digest)
+        known = self.used.get(text)
+        if known is not None:
+            return known[1]
+        digest = _digest(text)
+        tokens = self.kept.get(digest)
         if tokens is None:
-            tokens = self.kept.get(digest)
-            if tokens is None:
-                tokens = self.counter.count(text)
-                self.counted_any = True
-            self.used[digest] = tokens
+            tokens = self.counter.count(text)
+            self.counted_any = True
+        self.used[text] = (digest, tokens)
         return tokens
 
     def store(self) -> None:
         """Keep this run's counts (and earlier ones) for the next run; nothing when all were kept."""
         if self.cache is None or not self.counted_any:
             return
-        merged = {**self.used, **{d: n for d, n in self.kept.items() if d not in self.used}}
+        this_run = dict(self.used.values())
+        merged = {**this_run, **{d: n for d, n in self.kept.items() if d not in this_run}}
         digests = list(merged)[:KEPT_TEXTS]
         arrays = {
             "digests": np.frombuffer(b"".join(digests), dtype=np.uint8).reshape(-1, DIGEST_BYTES),
@@ -134,6 +138,11 @@ class KeptCounts:
         }
         with contextlib.suppress(OSError):
             self.cache.store_state(RETRIEVED_NAME, self.key, IndexState(arrays, {}))
+
+
+def _digest(text: str) -> bytes:
+    """A text's key in the kept counts: 16 bytes of BLAKE2b over its UTF-8."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=DIGEST_BYTES).digest()
 
 
 def _kept_counts(cache: IndexCache, key: str) -> dict[bytes, int]:
