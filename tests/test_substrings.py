@@ -68,6 +68,22 @@ def test_equals_the_definition_where_many_chunks_share_the_windows(
     assert SubstringIndex.built(texts).count_containing(needles) == plain(texts, needles)
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.text(alphabet="ab", min_size=1, max_size=12), max_size=80),
+    st.lists(st.text(alphabet="ab", min_size=1, max_size=6), min_size=1, max_size=3),
+    st.integers(1, 12),
+)
+def test_a_count_up_to_at_most_is_the_definition_capped(
+    texts: list[str], needles: list[str], at_most: int
+) -> None:
+    index = SubstringIndex.built(texts)
+    expected = min(plain(texts, needles), at_most)
+    assert index.count_containing(needles, at_most=at_most) == expected
+    # The capped count is kept apart from the whole one.
+    assert index.count_containing(needles) == plain(texts, needles)
+
+
 def test_the_index_is_cached_by_its_texts_and_loaded_unchanged(tmp_path: Path) -> None:
     cache = IndexCache(tmp_path)
     built = cached_substring_index(cache, "markdown", TEXTS)

@@ -24,6 +24,7 @@ from pytest_qualbench.evaluation.judge import (
     CaseRecord,
     judge,
 )
+from pytest_qualbench.evaluation.metrics import NDCG_K
 from pytest_qualbench.evaluation.relevance import EntryAttribution
 from pytest_qualbench.evaluation.substrings import SubstringIndex, cached_substring_index
 from pytest_qualbench.fixtures.schema import (
@@ -79,9 +80,11 @@ class IndexedCorpus:
     warmup_ms: float | None = None
 
     def relevant_total(self, case: Case) -> int | None:
+        """|R| as far as any metric reads it: nDCG@10's ideal takes min(|R|, 10), and no
+        other metric takes |R| (recall counts needles), so counting stops at 10."""
         if self.chunk_texts is None:
             return None
-        return self.chunk_texts.count_containing(case.needles)
+        return self.chunk_texts.count_containing(case.needles, at_most=NDCG_K)
 
 
 @dataclass

@@ -51,7 +51,7 @@ class SubstringIndex:
     ) -> None:
         self.texts = texts
         self.keys, self.offsets, self.docs = keys, offsets, docs
-        self._counts: dict[tuple[str, ...], int] = {}
+        self._counts: dict[tuple[tuple[str, ...], int | None], int] = {}
 
     @classmethod
     def built(cls, texts: Sequence[str]) -> SubstringIndex:
@@ -90,10 +90,10 @@ class SubstringIndex:
     def chunk_count(self) -> int:
         return len(self.texts)
 
-    def containing(self, needle: str) -> set[int]:
-        """The chunks whose text holds the needle."""
+    def containing(self, needle: str, enough: int | None = None) -> set[int]:
+        """The chunks whose text holds the needle; with `enough`, no more than that many."""
         if len(needle) < WINDOW:
-            return {doc for doc, text in enumerate(self.texts) if needle in text}
+            return _holding(needle, range(len(self.texts)), self.texts, enough)
         keys = np.unique(trigram_keys(needle))
         slots = np.minimum(np.searchsorted(self.keys, keys), max(len(self.keys) - 1, 0))
         if not len(self.keys) or not np.array_equal(self.keys[slots], keys):
@@ -111,23 +111,42 @@ class SubstringIndex:
             holding = self._chunks_of(int(slot))
             found = np.minimum(np.searchsorted(holding, candidates), len(holding) - 1)
             candidates = candidates[holding[found] == candidates]
-        return {doc for doc in candidates.tolist() if needle in self.texts[doc]}
+        return _holding(needle, candidates.tolist(), self.texts, enough)
 
-    def count_containing(self, needles: Iterable[str]) -> int:
-        """How many chunks hold at least one of the needles."""
+    def count_containing(self, needles: Iterable[str], at_most: int | None = None) -> int:
+        """How many chunks hold at least one of the needles; with `at_most`, counted no
+        further than that (a common needle's chunks are then not all checked)."""
         distinct = tuple(dict.fromkeys(needles))
         # Cases share needles (a term several cases of one entry look for, a word
         # common in the corpus): each set of needles is counted once.
-        if distinct not in self._counts:
+        key = (distinct, at_most)
+        if key not in self._counts:
             holding: set[int] = set()
             for needle in distinct:
-                holding |= self.containing(needle)
-            self._counts[distinct] = len(holding)
-        return self._counts[distinct]
+                # A needle's own chunks reaching `at_most` settle the count; below it,
+                # every needle's set is whole and their union is exact.
+                holding |= self.containing(needle, at_most)
+            self._counts[key] = len(holding) if at_most is None else min(len(holding), at_most)
+        return self._counts[key]
 
     def _chunks_of(self, slot: int) -> npt.NDArray[np.integer]:
         """The chunks holding the trigram `keys[slot]`, ascending."""
         return self.docs[self.offsets[slot] : self.offsets[slot + 1]]
+
+
+def _holding(
+    needle: str, candidates: Iterable[int], texts: Sequence[str], enough: int | None
+) -> set[int]:
+    """The candidates whose text holds the needle, in candidate order until `enough` are found."""
+    if enough is None:
+        return {doc for doc in candidates if needle in texts[doc]}
+    found: set[int] = set()
+    for doc in candidates:
+        if needle in texts[doc]:
+            found.add(doc)
+            if len(found) == enough:
+                break
+    return found
 
 
 def cached_substring_index(cache: IndexCache, name: str, texts: Sequence[str]) -> SubstringIndex:
