@@ -65,6 +65,44 @@ def pytest_collect_file(file_path, parent):
     if file_path.name == "items.count":
         return PlainItems.from_parent(parent, path=file_path)
 """
+# An engine that looks nothing up: each case's query is answered with the case's own
+# entry first and nine fixed others, read off the fixture set at index time. A run
+# with it does every bit of the plugin's and pytest's work per case, without the
+# engine's work or its memory traffic, which slows the code that runs between searches.
+REPLAY_ENGINE_MODULE = "replay_engine"
+REPLAY_ENGINE = f"{REPLAY_ENGINE_MODULE}:ReplayEngine"
+REPLAY_ENGINE_SOURCE = """\
+from pytest_qualbench.engine.types import Chunk, Result, Results
+
+LAYER = "rrf(porter+trigram)"
+
+
+class ReplayEngine:
+    def __init__(self):
+        self.answers = {}
+        self.indexed = []
+
+    def index(self, entries):
+        self.indexed = [
+            Chunk(text=e.haystack, title=e.id, source=e.source_label, kind=e.source_kind,
+                  position=0, entry_id=e.id)
+            for e in entries
+        ]
+        results = [
+            Result(text=c.text, layer=LAYER, title=c.title, score=1.0, source=c.source)
+            for c in self.indexed
+        ]
+        for own, entry in zip(results, entries):
+            others = [result for result in results[:10] if result is not own][:9]
+            for case in entry.cases:
+                self.answers[case.query] = [own, *others]
+
+    def search(self, query, *, limit=10, kinds=()):
+        return Results(self.answers.get(query, [])[:limit])
+
+    def chunks(self):
+        return self.indexed
+"""
 TIMED_PYTEST = Path(__file__).with_name("timed_pytest.py")
 _WORD = re.compile(r"[a-z]{5,}")
 
@@ -232,6 +270,13 @@ def plain_items_ms(directory: Path, count: int) -> float:
     if status != 0:
         raise RuntimeError(f"{count} plain items in {directory} did not all pass: exit {status}")
     return elapsed_ms
+
+
+def write_replay_engine(directory: Path) -> str:
+    """Put the replaying engine where a pytest run in `directory` imports it from
+    (`python -m` puts the working directory on sys.path); its --qualbench-engine value."""
+    (directory / f"{REPLAY_ENGINE_MODULE}.py").write_text(REPLAY_ENGINE_SOURCE)
+    return REPLAY_ENGINE
 
 
 def write_fixture_set(directory: Path, chunks: int) -> Path:

@@ -12,7 +12,10 @@ runs show what of that rest is pytest's: as many plain items (a conftest's
 collector, as the plugin's cases are items of a collector) for pytest's own
 per-item work, which no plugin can cut; and the 50k run again with `--tb=line`,
 which skips pytest's failure summary: it scans every passed report once per
-failure, so its cost grows with failures times cases.
+failure, so its cost grows with failures times cases. A last 50k run replays each
+case's answer instead of searching (`pytest_runs.REPLAY_ENGINE`): what the plugin and
+pytest cost without the engine, whose searches' memory traffic slows the code that
+runs between them.
 """
 
 from __future__ import annotations
@@ -25,7 +28,12 @@ from pathlib import Path
 import pytest
 
 from benchmarks.ledger import Ledger
-from benchmarks.pytest_runs import plain_items_ms, run_pytest, write_fixture_set
+from benchmarks.pytest_runs import (
+    plain_items_ms,
+    run_pytest,
+    write_fixture_set,
+    write_replay_engine,
+)
 
 SMALL, LARGE = 10_000, 50_000
 TARGET = 6.5
@@ -65,12 +73,13 @@ def run_cost(directory: Path, args: list[str]) -> RunCost:
 
 @dataclass(frozen=True)
 class EndToEnd:
-    """The two qualbench runs, the large one again with `--tb=line`, and a run of as many
-    plain items as the large run's cases."""
+    """The two qualbench runs, the large one again with `--tb=line` and once more with
+    its answers replayed, and a run of as many plain items as the large run's cases."""
 
     small: RunCost
     large: RunCost
     large_line_tracebacks: RunCost
+    large_replayed: RunCost
     plain_items_ms: float
 
 
@@ -87,10 +96,14 @@ def end_to_end(tmp_path_factory: pytest.TempPathFactory) -> EndToEnd:
     # pytest's one-line failure summary.
     shutil.rmtree(large_set / ".qualbench")
     large_line_tracebacks = run_cost(large_set, [*args, "--tb=line"])
+    # Every case answered without a search, from an empty cache again.
+    shutil.rmtree(large_set / ".qualbench")
+    replay = write_replay_engine(large_set)
+    large_replayed = run_cost(large_set, [*args, "--tb=line", f"--qualbench-engine={replay}"])
     # What pytest itself spends on that many items (collect, set up, call, tear down,
     # report), measured right after: the part of the rest no plugin can cut.
     plain_ms = plain_items_ms(root / "plain", large.cases)
-    return EndToEnd(small, large, large_line_tracebacks, plain_ms)
+    return EndToEnd(small, large, large_line_tracebacks, large_replayed, plain_ms)
 
 
 def test_five_times_the_entries_cost_at_most_six_and_a_half_times(
@@ -114,6 +127,7 @@ def test_the_rest_costs_at_most_half_of_index_and_search(
     end_to_end: EndToEnd, ledger: Ledger
 ) -> None:
     large, line = end_to_end.large, end_to_end.large_line_tracebacks
+    replayed, plain_ms = end_to_end.large_replayed, end_to_end.plain_items_ms
     ratio = large.rest_ms / large.engine_ms
     line_ratio = line.rest_ms / line.engine_ms
     ledger.notes.append(
@@ -121,7 +135,10 @@ def test_the_rest_costs_at_most_half_of_index_and_search(
         f"search {large.engine_ms / 1000:.1f} s: {ratio:.2f} (target <= {REST_TARGET}); "
         f"with --tb=line {line.rest_ms / 1000:.1f} s over {line.engine_ms / 1000:.1f} s: "
         f"{line_ratio:.2f}; {large.cases} "
-        f"plain items took {end_to_end.plain_items_ms / 1000:.1f} s, "
-        f"{end_to_end.plain_items_ms / large.rest_ms:.0%} of the rest"
+        f"plain items took {plain_ms / 1000:.1f} s, {plain_ms / large.rest_ms:.0%} of the rest; "
+        f"answers replayed (no search) the rest {replayed.rest_ms / 1000:.1f} s: the plugin's "
+        f"own {(replayed.rest_ms - plain_ms) / 1000:.1f} s beyond the plain items, and the "
+        f"searches add {(line.rest_ms - replayed.rest_ms) / 1000:.1f} s to the work around them"
     )
+    assert replayed.cases == large.cases
     assert ratio <= REST_TARGET
