@@ -3,8 +3,9 @@
 docs/metrics.md states every definition; `METRIC_VERSION` names their version.
 Every per-case function takes `relevance`, the ranked results reduced to
 booleans (True = the result's text contains a needle; `needle_matches` checks
-each text once), so each formula can be checked by hand on a list of a few booleans; `reciprocal_rank` takes the first
-relevant rank, all a report keeps of a case's ranking (compare's rank moves).
+each text once), so each formula can be checked by hand on a list of a few
+booleans; `reciprocal_rank` takes the first relevant rank, all a report keeps
+of a case's ranking (compare's rank moves).
 """
 
 from __future__ import annotations
@@ -158,7 +159,7 @@ class NeedleMatches:
     """A case's ranked result texts, each checked once for each of its distinct needles.
 
     Every needle metric is read off this one pass: scanning the texts again for
-    each metric made up half of judging a case.
+    each metric was a third of the time judging a case took.
     """
 
     # The distinct needles, in needle order.
