@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from pytest_qualbench.engine import _postings
 from pytest_qualbench.engine.segmented_ids import SegmentedIds
 
 # Stored postings hold two-byte doc ids (`segmented_ids`) and the narrowest weight
@@ -30,9 +31,6 @@ Floats = npt.NDArray[np.float64]
 Weights = npt.NDArray[np.floating[Any] | np.unsignedinteger[Any]]
 Mask = npt.NDArray[np.bool_]
 UNKNOWN_TERM = -1
-# Numpy work per posting row of `PostingIndex.scores`' pass over postings, in
-# binary-search steps: gathers, the formula's arithmetic and a scatter-add.
-SCAN_COST = 3
 
 
 def idf(corpus_size: int, document_frequency: int) -> float:
@@ -44,18 +42,6 @@ def length_norms(doc_len: Floats, avgdl: float, k1: float, b: float) -> Floats:
     """BM25's per-document denominator part k1 * (1 - b + b * dl / avgdl) (Robertson)."""
     norms: Floats = k1 * (1 - b + b * doc_len / avgdl)
     return norms
-
-
-def term_scores(term_idf: float | Floats, tf: Floats | Weights, norm: Floats, k1: float) -> Floats:
-    """BM25 term weight idf * tf * (k1 + 1) / (tf + norm), norm from `length_norms` (Robertson)."""
-    # idf * (tf * (k1 + 1) / (norm + tf)) with two temporaries instead of four: a typo
-    # query's any-word fallback runs this over millions of posting rows. float64 even for
-    # float32 or integer counts, which numpy would otherwise keep in their own type (NEP 50).
-    denominator = norm + tf
-    result: Floats = np.multiply(tf, k1 + 1, dtype=np.float64)
-    result /= denominator
-    result *= term_idf
-    return result
 
 
 def query_term_weight(query_frequency: int, k3: float) -> float:
@@ -240,14 +226,9 @@ class PostingIndex:
     ) -> Floats:
         """BM25 of each candidate (ascending ids) for the terms, summed in term order.
 
-        `query_weights` scales each term's share (all 1 when not given).
-
-        Two routes to the same sums: a binary search per candidate in each term's
-        posting (cost ~ candidates * log posting), or, when that is dearer, a pass
-        over each posting adding into a score per doc of the corpus (cost ~
-        posting). A typo query's any-word fallback scores most of the corpus,
-        where the pass is several times faster. Both add each candidate's term
-        weights in term order, so the sums are bit for bit the same.
+        `query_weights` scales each term's share (all 1 when not given). The postings
+        are walked in compiled code (`_postings.add_scores`): a numpy pass per term
+        was most of a query's time.
         """
         weights_of = query_weights or [1.0] * len(terms)
         listed = [
@@ -256,52 +237,28 @@ class PostingIndex:
             if term != UNKNOWN_TERM
         ]
         starts, ends = self.ids.spans(np.array([term for term, _ in listed], dtype=np.int64))
+        frequencies = (ends - starts).tolist()
         # A term with an empty posting adds nothing (and has no IDF).
         known = [
-            pair
-            for pair, start, end in zip(listed, starts.tolist(), ends.tolist(), strict=True)
-            if end > start
+            (term, weight, idf(self.size, frequency))
+            for (term, weight), frequency in zip(listed, frequencies, strict=True)
+            if frequency
         ]
-        frequencies = [
-            int(end - start) for start, end in zip(starts, ends, strict=True) if end > start
-        ]
-        search_cost = sum(len(candidates) * df.bit_length() for df in frequencies)
-        if sum(frequencies) * SCAN_COST < search_cost:
-            return self._scanned(known, candidates)
         total: Floats = np.zeros(len(candidates), dtype=np.float64)
         if not len(candidates) or not known:
             return total
-        # Every term's search goes into one (terms x candidates) table, so the formula
-        # runs once over the table instead of once per term.
-        sought = self.ids.sought(candidates)
-        rows = np.empty((len(known), len(candidates)), dtype=np.int64)
-        held = np.empty((len(known), len(candidates)), dtype=bool)
-        for row, (term, _) in enumerate(known):
-            held[row], rows[row] = self.ids.find(term, sought)
-        tf = np.where(held, self.weights[rows].astype(np.float64), 0.0)
-        term_idf = np.array([idf(self.size, df) for df in frequencies])[:, None]
-        query_weight = np.array([weight for _, weight in known])[:, None]
-        shares = query_weight * term_scores(term_idf, tf, self.norms[candidates], self.k1)
-        # Row after row from 0.0: the sum in term order, as the pass adds it.
-        for share in shares:
-            total += share
+        term_ids, weights, idfs = zip(*known, strict=True)
+        _postings.add_scores(
+            self.ids.local,
+            self.ids.bounds,
+            self.ids.segments,
+            self.weights,
+            self.norms,
+            np.array(term_ids, dtype=np.int64),
+            np.array(idfs, dtype=np.float64),
+            np.array(weights, dtype=np.float64),
+            self.k1,
+            np.ascontiguousarray(candidates, dtype=np.int64),
+            total,
+        )
         return total
-
-    def _scanned(self, known: Sequence[tuple[int, float]], candidates: DocIds) -> Floats:
-        """`scores` by a pass over each posting, adding into a score per doc of the corpus.
-
-        The pass is most of a typo query's time, so it makes no copy it can avoid:
-        doc ids come as index type (numpy converts narrower ids at every gather
-        and scatter), counts enter the formula as they are stored (it computes in
-        float64), and a query weight of 1 multiplies nothing.
-        """
-        every_doc: Floats = np.zeros(self.size, dtype=np.float64)
-        for term, weight in known:
-            rows, counts = self.postings(term)
-            share = term_scores(idf(self.size, len(rows)), counts, self.norms[rows], self.k1)
-            if weight != 1.0:
-                share *= weight
-            # One unbuffered pass; `every_doc[rows] += share` gathers, adds and scatters.
-            np.add.at(every_doc, rows, share)
-        scanned: Floats = every_doc[candidates]
-        return scanned

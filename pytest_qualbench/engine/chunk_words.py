@@ -21,9 +21,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from pytest_qualbench.engine import _postings
 from pytest_qualbench.engine.analysis import haystack, word_runs
 from pytest_qualbench.engine.block_postings import Block, block_of, counted, merged
-from pytest_qualbench.engine.bm25 import DocIds, Mask, concatenated_ranges
+from pytest_qualbench.engine.bm25 import DocIds, Mask
 from pytest_qualbench.engine.segmented_ids import SegmentedIds, ascending_runs
 from pytest_qualbench.engine.split import FirstSeenIds, Split, SplitBlock
 from pytest_qualbench.engine.trigram_postings import trigram_ids, trigram_postings
@@ -59,19 +60,22 @@ class ChunkWords:
         # Holding the word's trigrams is not holding the word ("abcab" and "bca").
         return [found for found in candidates.tolist() if word in self.words[found]]
 
-    def holding(self, word: str) -> Mask:
-        """Which chunks hold `word` (of 3+ characters) as a substring: a flag per chunk.
+    def holding(self, words: Sequence[str], visible: Mask) -> tuple[DocIds, DocIds]:
+        """The visible chunks holding every one of `words` (each of 3+ characters) as a
+        substring, ascending; when none does, those holding any (else no chunk).
 
-        Flags set by a scatter of the containing words' postings, where a union of
-        sorted postings would sort them.
+        The containing words' postings are walked in compiled code
+        (`_postings.chunks_holding`), one flag a chunk, with no union sorted.
         """
-        found = np.array(self.containing(word), dtype=np.int64)
-        starts = self.offsets[found]
-        lengths = self.offsets[found + 1] - starts
-        held = np.zeros(self.chunk_count, dtype=bool)
-        # Every containing word's posting rows, all in one array.
-        held[self.chunks[concatenated_ranges(starts, lengths)]] = True
-        return held
+        containing = [self.containing(word) for word in words]
+        every, any_ = _postings.chunks_holding(
+            self.offsets,
+            self.chunks,
+            np.array([found for group in containing for found in group], dtype=np.int64),
+            np.cumsum([len(group) for group in containing], dtype=np.int64),
+            visible,
+        )
+        return np.frombuffer(every, dtype=np.int64), np.frombuffer(any_, dtype=np.int64)
 
     def arrays(self) -> dict[str, npt.NDArray[Any]]:
         """The arrays `stored` takes back, by ARRAY_NAMES (the words are stored apart)."""

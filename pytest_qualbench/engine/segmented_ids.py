@@ -5,7 +5,8 @@ Doc ids are most of an index's memory: as int32, the trigram layer's took 198 of
 id & 0xFFFF, a uint16. A key's rows keep the order of the plain CSR layout (ids
 ascending), so they fall into one run per segment; `bounds` holds where each
 (key, segment) run starts. Reading a key's ids adds each run's segment base back;
-finding candidates in a key's posting binary-searches each candidate's segment run.
+intersecting postings, and scoring candidates in them (`bm25`), walk the runs in
+compiled code (`_postings.c`).
 """
 
 from __future__ import annotations
@@ -18,8 +19,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from pytest_qualbench.engine import _postings
+
 if TYPE_CHECKING:
-    from pytest_qualbench.engine.bm25 import DocIds, Mask
+    from pytest_qualbench.engine.bm25 import DocIds
 
 SEGMENT_BITS = 16
 SEGMENT_DOCS = 1 << SEGMENT_BITS
@@ -58,16 +61,6 @@ def ascending_runs(ids: npt.NDArray[Any], bounds: DocIds) -> bool:
     firsts = bounds[1:-1]
     rises[firsts[(firsts > 0) & (firsts < len(ids))] - 1] = True
     return bool(rises.all())
-
-
-@dataclass(frozen=True)
-class Sought:
-    """Ascending candidate ids prepared for `SegmentedIds.find`: their ids within their
-    segments, and where each segment's candidates start and end (`cuts`)."""
-
-    ids: DocIds
-    local: npt.NDArray[np.uint16]
-    cuts: list[int]
 
 
 @dataclass(frozen=True)
@@ -153,34 +146,6 @@ class SegmentedIds:
                 ids[start - runs[0] : end - runs[0]] += segment * SEGMENT_DOCS
         return ids
 
-    def sought(self, candidates: DocIds) -> Sought:
-        """`candidates` (ascending ids) prepared for `find`."""
-        edges = np.arange(1, self.segments, dtype=np.int64) * SEGMENT_DOCS
-        cuts = [0, *np.searchsorted(candidates, edges).tolist(), len(candidates)]
-        return Sought(candidates, candidates.astype(LOCAL_ID_TYPE), cuts)
-
-    def find(self, key: int, sought: Sought) -> tuple[Mask, DocIds]:
-        """Which candidates the key's posting holds, and for each held one its row.
-
-        The row of a candidate not held is some row of the posting (or 0 when the
-        posting is empty), so it can be read and then masked out.
-        """
-        held = np.zeros(len(sought.ids), dtype=bool)
-        rows = np.zeros(len(sought.ids), dtype=np.int64)
-        segments = self.segments
-        runs = self.bounds[key * segments : (key + 1) * segments + 1].tolist()
-        for segment, (first, last) in enumerate(itertools.pairwise(sought.cuts)):
-            start, end = runs[segment], runs[segment + 1]
-            if first == last or start == end:
-                continue
-            wanted = sought.local[first:last]
-            slots = self.local[start:end].searchsorted(wanted)
-            np.minimum(slots, end - start - 1, out=slots)
-            slots += start
-            rows[first:last] = slots
-            held[first:last] = self.local[slots] == wanted
-        return held, rows
-
     def narrowed(self, keys: Sequence[int], few: int) -> DocIds:
         """Ids in the rarest keys' postings: intersecting from the shortest posting up,
         stopping once at most `few` are left (all of them in every key's posting when
@@ -193,29 +158,7 @@ class SegmentedIds:
             return np.empty(0, dtype=np.int64)
         distinct = np.unique(np.asarray(keys, dtype=np.int64))
         starts, ends = self.spans(distinct)
-        frequencies = ends - starts
         # By posting length, ties by key (a stable sort of ascending keys).
-        order = np.argsort(frequencies, kind="stable")
-        found = self.ids(int(distinct[order[0]]))
-        rest = zip(distinct[order[1:]].tolist(), frequencies[order[1:]].tolist(), strict=True)
-        for key, frequency in rest:
-            if len(found) <= few:
-                break
-            found = self._intersected(found, key, frequency)
-        return found
-
-    def _intersected(self, found: DocIds, key: int, frequency: int) -> DocIds:
-        """The ids of `found` (ascending) that the key's posting of `frequency` ids holds.
-
-        A binary search per id costs ~ found * log frequency; marking the posting in a
-        flag per id below `size` costs ~ frequency + size / 16 (the flags' allocation),
-        several times less when both are long: a common word's trigrams, tens of
-        thousands of docs each at 10^5 chunks.
-        """
-        if len(found) * frequency.bit_length() > frequency + self.size // 16:
-            marked = np.zeros(self.size, dtype=bool)
-            marked[self.ids(key)] = True
-            return found[marked[found]]
-        held, _ = self.find(key, self.sought(found))
-        kept: DocIds = found[held]
-        return kept
+        rarest_first = distinct[np.argsort(ends - starts, kind="stable")]
+        found = _postings.narrowed(self.local, self.bounds, self.segments, rarest_first, few)
+        return np.frombuffer(found, dtype=np.int64)

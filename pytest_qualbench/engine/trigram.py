@@ -8,7 +8,6 @@ scores; which chunks hold a query word is settled by the chunks' words
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 
 import numpy as np
@@ -63,14 +62,13 @@ class TrigramLayer:
         UNKNOWN_TERM for those nowhere indexed."""
         return trigram_ids(self.keys, word)
 
-    def best(self, held: Mask, terms: Sequence[int], depth: int) -> tuple[DocIds, Floats]:
-        """The `depth` best docs flagged in `held`, ranked by BM25 over `terms`, and their scores.
+    def best(self, docs: DocIds, terms: Sequence[int], depth: int) -> tuple[DocIds, Floats]:
+        """The `depth` best of `docs`, ranked by BM25 over `terms`, and their scores.
 
         Only the docs holding the words are scored: a doc's score does not depend on
         the others, and `top_positions` breaks ties by doc id, so this is the ranking
         of checking every candidate of the trigram postings, then ranking those passing.
         """
-        docs = np.flatnonzero(held)
         scores = self.index.scores(terms, docs)
         best = top_positions(docs, scores, depth)
         return docs[best], scores[best]
@@ -91,11 +89,9 @@ class TrigramLayer:
         if not words:
             return LayerRanking(np.empty(0, dtype=np.int64), 0, np.empty(0))
         terms = list(dict.fromkeys(term for word in words for term in self.term_ids(word)))
-        held = [self.words.holding(word) for word in words]
-        docs, scores = self.best(functools.reduce(np.logical_and, held) & visible, terms, depth)
-        if not len(docs):
-            any_docs, any_scores = self.best(
-                functools.reduce(np.logical_or, held) & visible, terms, depth
-            )
+        every, any_ = self.words.holding(words, visible)
+        if not len(every):
+            any_docs, any_scores = self.best(any_, terms, depth)
             return LayerRanking(any_docs, 0, any_scores)
+        docs, scores = self.best(every, terms, depth)
         return LayerRanking(docs, len(docs), scores)

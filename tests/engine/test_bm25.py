@@ -16,9 +16,7 @@ from pytest_qualbench.engine.bm25 import (
     PostingIndex,
     concatenated_ranges,
     idf,
-    length_norms,
     query_term_weight,
-    term_scores,
     union_sorted,
 )
 from pytest_qualbench.engine.porter import PorterLayer
@@ -63,28 +61,38 @@ def test_idf_is_log_of_n_plus_one_over_df() -> None:
 
 
 def test_term_score_written_out() -> None:
-    # tf=2, dl=4, avgdl=5: 1.5 * 2 * 2.2 / (2 + 1.2 * (0.25 + 0.75 * 4 / 5))
-    expected = 1.5 * 2 * 2.2 / (2 + 1.2 * (0.25 + 0.75 * 4 / 5))
-    norm = length_norms(np.array([4.0]), 5.0, 1.2, 0.75)
-    assert norm[0] == pytest.approx(1.2 * (0.25 + 0.75 * 4 / 5), abs=1e-12)
-    result = term_scores(1.5, np.array([2.0]), norm, 1.2)
-    assert result[0] == pytest.approx(expected, abs=1e-12)
+    # One doc of length 4 holding the term twice, one of length 6 without it: avgdl 5,
+    # N 2, df 1. tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl)) * log(3 / 1).
+    index = PostingIndex([0], [0], [2], term_count=1, doc_lengths=[4, 6], k1=1.2, b=0.75)
+    expected = 2 * 2.2 / (2 + 1.2 * (0.25 + 0.75 * 4 / 5)) * math.log(3)
+    assert index.norms[0] == pytest.approx(1.2 * (0.25 + 0.75 * 4 / 5), abs=1e-12)
+    scores = index.scores([0], np.array([0, 1]))
+    assert scores[0] == pytest.approx(expected, abs=1e-12)
+    assert scores[1] == 0.0
 
 
-def test_term_score_of_narrow_counts_is_computed_in_float64() -> None:
-    # Stored counts are uint8 or float32; numpy alone would keep float32 arithmetic.
-    norm = np.array([0.7, 1.3])
-    wide = term_scores(1.5, np.array([3.0, 0.1]), norm, 1.2)
-    assert term_scores(1.5, np.array([3, 1], dtype=np.uint8), norm, 1.2)[0] == wide[0]
-    narrow = term_scores(1.5, np.array([3.0, 0.1], dtype=np.float32), norm, 1.2)
-    assert narrow.dtype == np.float64
-    tf = float(np.float32(0.1))
-    assert narrow[1] == 1.5 * (tf * (1.2 + 1) / (1.3 + tf))
+@pytest.mark.parametrize(
+    ("weights", "stored"),
+    [([3.0, 1.0], np.uint8), ([3.0, 1.5], np.float32), ([3.0, 1.1], np.float64)],
+)
+def test_term_scores_of_every_stored_weight_type_are_computed_in_float64(
+    weights: list[float], stored: type[np.generic]
+) -> None:
+    # Counts are stored as uint8, weighted counts as float32 when exact, else float64;
+    # each is read as the float64 of its stored value.
+    index = PostingIndex(
+        [0, 0], [0, 1], weights, term_count=1, doc_lengths=[2.0, 3.0], k1=1.2, b=0.75
+    )
+    assert index.weights.dtype == stored
+    scores = index.scores([0], np.array([0, 1]))
+    for doc in (0, 1):
+        tf, norm = float(index.weights[doc]), float(index.norms[doc])
+        assert scores[doc] == tf * (1.2 + 1) / (norm + tf) * idf(2, 2)
 
 
-def test_both_scoring_routes_give_the_same_bits() -> None:
-    # One long posting (scored by binary search for two candidates) and the same
-    # candidates among every doc (scored by a pass over the posting).
+def test_sparse_and_dense_walks_give_the_same_bits() -> None:
+    # Two candidates in a posting of 2000 docs are found by interpolation, every doc
+    # by galloping along the posting.
     size = 2000
     docs = np.arange(size, dtype=np.int64)
     index = PostingIndex(
@@ -239,14 +247,14 @@ def summed_one_at_a_time(
     query_weights=st.lists(st.floats(0.25, 3.0), min_size=5, max_size=5),
     scale=st.sampled_from([1.0, 1.5, 1.1]),
 )
-def test_scores_by_either_route_are_the_sum_term_by_term_to_the_bit(
+def test_scores_by_either_walk_are_the_sum_term_by_term_to_the_bit(
     corpus: list[list[str]],
     query: list[str],
     picked: set[int],
     query_weights: list[float],
     scale: float,
 ) -> None:
-    # Few candidates take the binary-search table, all of them the pass over postings.
+    # A few candidates and every doc, each summed term by term.
     # Counts are stored as uint8, times 1.5 as float32, times 1.1 as float64.
     index, ids = posting_index(corpus, scale)
     terms = [ids.get(term, UNKNOWN_TERM) for term in query]

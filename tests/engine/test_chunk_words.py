@@ -58,8 +58,22 @@ def expected_chunks_per_word(chunks: list[Chunk]) -> dict[str, set[int]]:
 
 
 def holding(words: ChunkWords, word: str) -> list[int]:
-    held: list[int] = np.flatnonzero(words.holding(word)).tolist()
+    every, _ = words.holding([word], np.ones(words.chunk_count, dtype=bool))
+    held: list[int] = every.tolist()
     return held
+
+
+def test_holding_every_word_then_any_among_the_visible() -> None:
+    words = words_of("cache pool", "cachel", "pool", "poolcache", "other")
+    shown = np.ones(5, dtype=bool)
+    every, any_ = words.holding(["cache", "pool"], shown)
+    # Chunk 3's one word holds both; no list of the any-word fallback when some hold all.
+    assert (every.tolist(), any_.tolist()) == ([0, 3], [])
+    shown[3] = False
+    assert words.holding(["cache", "pool"], shown)[0].tolist() == [0]
+    every, any_ = words.holding(["cachel", "pool"], shown)
+    assert (every.tolist(), any_.tolist()) == ([], [0, 1, 2])
+    assert [found.tolist() for found in words.holding(["zzz"], shown)] == [[], []]
 
 
 def test_words_are_numbered_by_first_sight_with_ascending_chunks() -> None:

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_qualbench.engine.bm25 import PostingIndex
+from pytest_qualbench.engine.bm25 import PostingIndex, idf
 from pytest_qualbench.engine.segmented_ids import (
     SEGMENT_DOCS,
     SegmentedIds,
@@ -49,39 +49,13 @@ def test_runs_split_each_key_at_the_segment_edges() -> None:
         assert ids.ids(key).tolist() == posting
 
 
-def test_find_gives_the_held_candidates_and_their_rows() -> None:
-    ids = SegmentedIds.of(*plain_csr(POSTINGS), SIZE)
-    candidates = np.array([0, 3, 65536, 70000, 131075, 131081], dtype=np.int64)
-    sought = ids.sought(candidates)
-    held, rows = ids.find(0, sought)
-    assert held.tolist() == [False, True, False, True, True, False]
-    assert rows[held].tolist() == [0, 1, 2]
-    held, rows = ids.find(2, sought)
-    assert held.tolist() == [True, False, True, False, False, True]
-    assert rows[held].tolist() == [3, 5, 6]
-    assert not ids.find(1, sought)[0].any()
-
-
 @settings(max_examples=60, deadline=None)
-@given(
-    postings=st.lists(st.sets(st.integers(0, 3 * SEGMENT_DOCS - 1), max_size=8), max_size=5),
-    candidates=st.sets(st.integers(0, 3 * SEGMENT_DOCS - 1), max_size=12),
-)
-def test_ids_and_find_agree_with_the_plain_postings(
-    postings: list[set[int]], candidates: set[int]
-) -> None:
+@given(postings=st.lists(st.sets(st.integers(0, 3 * SEGMENT_DOCS - 1), max_size=8), max_size=5))
+def test_ids_agree_with_the_plain_postings(postings: list[set[int]]) -> None:
     ordered = [sorted(posting) for posting in postings]
     ids = SegmentedIds.of(*plain_csr(ordered), 3 * SEGMENT_DOCS)
-    sought = ids.sought(np.array(sorted(candidates), dtype=np.int64))
     for key, posting in enumerate(ordered):
         assert ids.ids(key).tolist() == posting
-        held, rows = ids.find(key, sought)
-        assert [doc for doc, hit in zip(sorted(candidates), held, strict=True) if hit] == sorted(
-            candidates & set(posting)
-        )
-        assert ids.local[rows[held]].tolist() == [
-            doc % SEGMENT_DOCS for doc in sorted(candidates & set(posting))
-        ]
 
 
 def test_stored_takes_back_what_it_gave() -> None:
@@ -133,10 +107,10 @@ def test_narrowed_intersects_from_the_rarest_posting_up() -> None:
     size=st.sampled_from([200, 10**6]),
     data=st.data(),
 )
-def test_narrowed_by_either_route_holds_the_common_ids(
+def test_narrowed_holds_the_common_ids(
     postings: list[set[int]], size: int, data: st.DataObject
 ) -> None:
-    # A size of 200 makes a flag per id cheap; 10**6 makes the flags dear: binary search.
+    # One segment, or sixteen of which all but the first are empty.
     ids = SegmentedIds.of(*plain_csr([sorted(posting) for posting in postings]), size)
     keys = data.draw(st.lists(st.integers(0, len(postings) - 1), min_size=1))
     few = data.draw(st.integers(0, 5))
@@ -175,3 +149,41 @@ def test_an_index_past_one_segment_scores_as_its_ids_say() -> None:
     # The pass over postings (every doc a candidate) gives the same bits.
     every = np.arange(size, dtype=np.int64)
     assert index.scores([0, 1], every)[candidates].tobytes() == scores.tobytes()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    start=st.integers(0, 2 * SEGMENT_DOCS),
+    length=st.integers(1, 3000),
+    stride=st.integers(1, 3),
+    extra=st.sets(st.integers(0, 3 * SEGMENT_DOCS - 1), max_size=20),
+    picked=st.sets(st.integers(0, 3 * SEGMENT_DOCS - 1), max_size=6),
+)
+def test_long_postings_walked_sparsely_or_densely_give_the_plain_answers(
+    start: int, length: int, stride: int, extra: set[int], picked: set[int]
+) -> None:
+    # A run of up to 3000 ids (across a segment edge when it starts near one) and a
+    # few scattered ones: a few candidates walk it by interpolation, every doc by
+    # galloping, and both must find what a set lookup finds.
+    size = 3 * SEGMENT_DOCS
+    run = set(range(start, start + length * stride, stride))
+    postings = [sorted(run | extra), sorted(extra | set(list(run)[::2]))]
+    terms = [term for term, posting in enumerate(postings) for _ in posting]
+    docs = [doc for posting in postings for doc in posting]
+    weights = [doc % 5 + 1 for doc in docs]
+    index = PostingIndex(
+        terms, docs, weights, term_count=2, doc_lengths=np.ones(size), k1=1.2, b=0.75
+    )
+    few = sorted(picked | set(postings[0][:: max(1, len(postings[0]) // 4)]))
+    scores = index.scores([0, 1], np.array(few, dtype=np.int64)).tolist()
+    for doc, score in zip(few, scores, strict=True):
+        expected = 0.0
+        for posting in postings:
+            if doc in posting:
+                tf, norm = float(doc % 5 + 1), float(index.norms[doc])
+                expected += tf * 2.2 / (norm + tf) * idf(size, len(posting))
+        assert score == expected
+    every = index.scores([0, 1], np.arange(size, dtype=np.int64))
+    assert every[few].tolist() == scores
+    common = sorted(set(postings[0]) & set(postings[1]))
+    assert index.docs_with_all([0, 1]).tolist() == common

@@ -1,0 +1,35 @@
+"""Types of the compiled posting walks (`_postings.c`)."""
+
+import numpy as np
+import numpy.typing as npt
+
+def add_scores(
+    local: npt.NDArray[np.uint16],
+    bounds: npt.NDArray[np.int64],
+    segments: int,
+    weights: npt.NDArray[np.generic],
+    norms: npt.NDArray[np.float64],
+    terms: npt.NDArray[np.int64],
+    idfs: npt.NDArray[np.float64],
+    query_weights: npt.NDArray[np.float64],
+    k1: float,
+    candidates: npt.NDArray[np.int64],
+    totals: npt.NDArray[np.float64],
+    /,
+) -> None: ...
+def narrowed(
+    local: npt.NDArray[np.uint16],
+    bounds: npt.NDArray[np.int64],
+    segments: int,
+    keys: npt.NDArray[np.int64],
+    few: int,
+    /,
+) -> bytearray: ...
+def chunks_holding(
+    offsets: npt.NDArray[np.int64],
+    chunks: npt.NDArray[np.int32],
+    words: npt.NDArray[np.int64],
+    group_ends: npt.NDArray[np.int64],
+    visible: npt.NDArray[np.bool_],
+    /,
+) -> tuple[bytearray, bytearray]: ...

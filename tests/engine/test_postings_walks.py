@@ -1,0 +1,86 @@
+"""The compiled posting walks refuse arrays that would make them read past a buffer."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pytest_qualbench.engine import _postings
+
+# One key over one segment: docs 1 and 3.
+LOCAL = np.array([1, 3], dtype=np.uint16)
+BOUNDS = np.array([0, 2], dtype=np.int64)
+NORMS = np.ones(4)
+
+
+def add_scores(
+    terms: list[int], candidates: list[int], *, bounds: np.ndarray = BOUNDS
+) -> np.ndarray:
+    totals = np.zeros(len(candidates))
+    _postings.add_scores(
+        LOCAL,
+        bounds,
+        1,
+        np.array([2, 1], dtype=np.uint8),
+        NORMS,
+        np.array(terms, dtype=np.int64),
+        np.ones(len(terms)),
+        np.ones(len(terms)),
+        1.2,
+        np.array(candidates, dtype=np.int64),
+        totals,
+    )
+    return totals
+
+
+def test_scores_the_held_candidates_in_any_order() -> None:
+    share = 2 * 2.2 / (1 + 2)
+    assert add_scores([0], [3, 1, 2, 1]).tolist() == [1 * 2.2 / 2, share, 0.0, share]
+
+
+@pytest.mark.parametrize(
+    ("terms", "candidates", "message"),
+    [
+        ([1], [1], "key 1 out of range"),
+        ([-1], [1], "key -1 out of range"),
+        ([0], [4], "not a doc id"),
+        ([0], [-1], "not a doc id"),
+    ],
+)
+def test_refuses_keys_and_docs_out_of_range(
+    terms: list[int], candidates: list[int], message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        add_scores(terms, candidates)
+
+
+def test_refuses_bounds_past_the_ids() -> None:
+    with pytest.raises(ValueError, match="bounds out of range"):
+        add_scores([0], [1], bounds=np.array([0, 3], dtype=np.int64))
+    with pytest.raises(ValueError, match="bounds out of range"):
+        _postings.narrowed(LOCAL, np.array([1, 0], dtype=np.int64), 1, np.array([0]), 0)
+
+
+def test_refuses_arrays_of_another_type() -> None:
+    with pytest.raises(ValueError, match="local ids: expected"):
+        _postings.narrowed(LOCAL.astype(np.int32), BOUNDS, 1, np.array([0]), 0)
+    with pytest.raises(ValueError, match="totals: expected"):
+        _postings.add_scores(
+            LOCAL, BOUNDS, 1, LOCAL, NORMS, np.array([0]), np.ones(1), np.ones(1), 1.2,
+            np.array([1]), np.zeros(1, dtype=np.float32),
+        )  # fmt: skip
+
+
+def test_chunks_holding_refuses_words_and_chunks_out_of_range() -> None:
+    offsets = np.array([0, 2, 3], dtype=np.int64)
+    chunks = np.array([0, 2, 5], dtype=np.int32)
+    visible = np.ones(4, dtype=bool)
+    ends = np.array([1], dtype=np.int64)
+    every, _ = _postings.chunks_holding(offsets, chunks, np.array([0]), ends, visible)
+    assert np.frombuffer(every, dtype=np.int64).tolist() == [0, 2]
+    with pytest.raises(ValueError, match="chunk id is out of range"):
+        _postings.chunks_holding(offsets, chunks, np.array([1]), ends, visible)
+    with pytest.raises(ValueError, match="postings are out of range"):
+        _postings.chunks_holding(offsets, chunks, np.array([2]), ends, visible)
+    with pytest.raises(ValueError, match="group ends"):
+        _postings.chunks_holding(offsets, chunks, np.array([0]), np.array([2]), visible)
