@@ -1,5 +1,5 @@
-/* Walks of segmented postings (segmented_ids.py) in compiled code: BM25 scores of
- * candidate docs, and the intersection of postings.
+/* Walks of postings in compiled code: BM25 scores of candidate docs, intersections,
+ * the best docs of a merge, and the chunks holding a query's words.
  *
  * Key k's ids in segment s are local[bounds[k * S + s] : bounds[k * S + s + 1]] plus
  * s << 16, ascending within a run. The arrays come from numpy through the buffer
@@ -124,146 +124,254 @@ static inline int64_t galloped(const uint16_t *ids, int64_t row, int64_t end, ui
     return high;
 }
 
-/* What `galloped` finds, for a walk that takes long strides (few candidates in a long
- * run): a first probe where the ids' range puts `wanted` (interpolation), then
- * galloping from there. A query's trigrams lie in most chunks, and the candidates
- * hold them all, so the probe lands within a few rows: a cache miss or two where
- * galloping across 10^3 rows makes about 20. */
-static int64_t interpolated(const uint16_t *ids, int64_t row, int64_t end, uint16_t wanted) {
-    if (row >= end || ids[row] >= wanted) return row;
-    if (ids[end - 1] < wanted) return end;
-    /* ids[row] < wanted <= ids[end - 1] */
+/* Where the ids' range in [start, end) puts `wanted` (interpolation): a row to probe
+ * first, start when ids[start] is already at least `wanted`, end when no id is. */
+static inline int64_t guessed(const uint16_t *ids, int64_t start, int64_t end, uint16_t wanted) {
+    if (start >= end || ids[start] >= wanted) return start;
     int64_t last = end - 1;
-    int64_t guess = row + 1 + (int64_t)((double)(wanted - ids[row]) * (double)(last - row - 1) /
-                                        (double)(ids[last] - ids[row]));
-    if (guess > last) guess = last;
-    if (ids[guess] < wanted) return galloped(ids, guess, end, wanted);
-    /* Gallop down from the guess: ids[high] >= wanted, ids[row] < wanted. */
+    if (ids[last] < wanted) return end;
+    /* ids[start] < wanted <= ids[last] */
+    int64_t guess = start + 1 +
+                    (int64_t)((double)(wanted - ids[start]) * (double)(last - start - 1) /
+                              (double)(ids[last] - ids[start]));
+    return guess > last ? last : guess;
+}
+
+/* The first row in [start, end) whose id is at least `wanted`, galloping from a guess
+ * (`guessed`) up or down. */
+static inline int64_t settled(const uint16_t *ids, int64_t start, int64_t end, int64_t guess,
+                              uint16_t wanted) {
+    if (guess >= end || ids[guess] < wanted) return galloped(ids, guess, end, wanted);
+    /* ids[high] >= wanted: gallop down while the row below is too. */
     int64_t high = guess, step = 1;
-    while (high - step > row && ids[high - step] >= wanted) {
+    while (high - step >= start && ids[high - step] >= wanted) {
         high -= step;
         step <<= 1;
     }
-    return galloped(ids, high - step > row ? high - step : row, high, wanted);
+    return galloped(ids, high - step >= start ? high - step : start, high, wanted);
 }
 
-/* Whether a run of `rows` rows is best walked by `walkers` ascending ids with
- * `interpolated`: when it has over 256 rows for each. Replaying a compound corpus's
- * queries at 10^5 chunks, interpolation halved the sparse walks' time and doubled the
- * dense ones'. */
-static int sparse_walk(int64_t rows, Py_ssize_t walkers) { return rows > 256 * (int64_t)walkers; }
+/* Probes made before any is read: their cache misses overlap. */
+#define PROBE_BATCH 64
 
-/* The first row in [row, end) whose id is at least `wanted`, by the walk chosen. */
-static inline int64_t seek(int sparse, const uint16_t *ids, int64_t row, int64_t end,
-                           uint16_t wanted) {
-    return sparse ? interpolated(ids, row, end, wanted) : galloped(ids, row, end, wanted);
+/* The row of each of `count` ascending ids (`wanted`, all in one segment) in the run
+ * ids[start:end), or -1 where the run does not hold it.
+ *
+ * Many ids against the run: one galloping walk along it, a step or two each. Few ids
+ * against a long run (over 256 rows each: a query's trigrams lie in most chunks, and
+ * their candidates are few): a probe where interpolation puts each id, the probes of
+ * PROBE_BATCH ids prefetched together, then a short gallop from each. Replaying a
+ * compound corpus's queries at 10^5 chunks, interpolating halved the sparse walks'
+ * time and doubled the dense ones'. */
+static inline int dense_walk(int64_t rows, Py_ssize_t count) { return rows <= 256 * (int64_t)count; }
+
+static void found_rows(const uint16_t *ids, int64_t start, int64_t end, const uint16_t *wanted,
+                       Py_ssize_t count, int64_t *rows) {
+    if (dense_walk(end - start, count)) {
+        int64_t row = start;
+        for (Py_ssize_t at = 0; at < count; at++) {
+            row = galloped(ids, row, end, wanted[at]);
+            rows[at] = row < end && ids[row] == wanted[at] ? row : -1;
+        }
+        return;
+    }
+    for (Py_ssize_t from = 0; from < count; from += PROBE_BATCH) {
+        Py_ssize_t to = from + PROBE_BATCH < count ? from + PROBE_BATCH : count;
+        for (Py_ssize_t at = from; at < to; at++) {
+            rows[at] = guessed(ids, start, end, wanted[at]);
+            if (rows[at] < end) __builtin_prefetch(ids + rows[at]);
+        }
+        for (Py_ssize_t at = from; at < to; at++) {
+            int64_t row = settled(ids, start, end, rows[at], wanted[at]);
+            rows[at] = row < end && ids[row] == wanted[at] ? row : -1;
+        }
+    }
 }
 
-typedef double (*WeightReader)(const void *, int64_t);
-static double weight_u8(const void *weights, int64_t row) { return ((const uint8_t *)weights)[row]; }
-static double weight_u16(const void *weights, int64_t row) { return ((const uint16_t *)weights)[row]; }
-static double weight_f32(const void *weights, int64_t row) { return ((const float *)weights)[row]; }
-static double weight_f64(const void *weights, int64_t row) { return ((const double *)weights)[row]; }
+/* Ascending doc ids cut by segment: the ids within their segments, and where each
+ * segment's docs start (`cuts[s]` to `cuts[s + 1]`). */
+typedef struct {
+    uint16_t *local;
+    Py_ssize_t *cuts;
+} Segmented;
 
-static WeightReader weight_reader(const char *format) {
+static void segmented_release(Segmented *docs) {
+    PyMem_Free(docs->local);
+    PyMem_Free(docs->cuts);
+}
+
+/* `docs` (count ids below segments << 16) cut by segment; -1 with ValueError unless
+ * they ascend strictly, or MemoryError. */
+static int segmented_of(const int64_t *docs, Py_ssize_t count, Py_ssize_t segments,
+                        Segmented *cut) {
+    cut->local = PyMem_Malloc((size_t)(count ? count : 1) * sizeof(uint16_t));
+    cut->cuts = PyMem_Calloc((size_t)segments + 1, sizeof(Py_ssize_t));
+    if (cut->local == NULL || cut->cuts == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t at = 0; at < count; at++) {
+        if (at && docs[at] <= docs[at - 1]) {
+            PyErr_SetString(PyExc_ValueError, "doc ids are not ascending");
+            return -1;
+        }
+        cut->local[at] = (uint16_t)(docs[at] & (SEGMENT_DOCS - 1));
+        cut->cuts[(docs[at] >> SEGMENT_BITS) + 1]++;
+    }
+    for (Py_ssize_t segment = 0; segment < segments; segment++)
+        cut->cuts[segment + 1] += cut->cuts[segment];
+    return 0;
+}
+
+/* A query's scoring: postings' weights, the docs' length norms, and per term its key,
+ * IDF and query weight. */
+typedef struct {
+    Py_buffer weights, norms, terms, idfs, query_weights;
+    char weight_type;
+    Py_ssize_t term_count, doc_count;
+    const double *norm, *idf, *query_weight;
+    const int64_t *term;
+    double k1_plus_1;
+} Scoring;
+
+static void scoring_release(Scoring *scoring) {
+    PyBuffer_Release(&scoring->weights);
+    PyBuffer_Release(&scoring->norms);
+    PyBuffer_Release(&scoring->terms);
+    PyBuffer_Release(&scoring->idfs);
+    PyBuffer_Release(&scoring->query_weights);
+}
+
+/* The scoring of these arrays over `postings`, or -1 with ValueError. Release it
+ * either way. */
+static int scoring_of(const Postings *postings, PyObject *weights, PyObject *norms,
+                      PyObject *terms, PyObject *idfs, PyObject *query_weights, double k1,
+                      Scoring *scoring) {
+    if (PyObject_GetBuffer(weights, &scoring->weights, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+        return -1;
+    const char *format = scoring->weights.format;
     if (format[0] == '@' || format[0] == '=') format++;
-    if (strcmp(format, "B") == 0) return weight_u8;
-    if (strcmp(format, "H") == 0) return weight_u16;
-    if (strcmp(format, "f") == 0) return weight_f32;
-    if (strcmp(format, "d") == 0) return weight_f64;
-    return NULL;
+    scoring->weight_type = format[0] != '\0' && format[1] == '\0' ? format[0] : '\0';
+    int known = (scoring->weight_type == 'B' && scoring->weights.itemsize == 1) ||
+                (scoring->weight_type == 'H' && scoring->weights.itemsize == 2) ||
+                (scoring->weight_type == 'f' && scoring->weights.itemsize == 4) ||
+                (scoring->weight_type == 'd' && scoring->weights.itemsize == 8);
+    if (scoring->weights.ndim != 1 || !known || scoring->weights.shape[0] != postings->id_count) {
+        PyErr_SetString(PyExc_ValueError, "posting weights do not match the doc ids");
+        return -1;
+    }
+    if (buffer_of(norms, &scoring->norms, 'd', 0, "norms") < 0) return -1;
+    if (buffer_of(terms, &scoring->terms, 'q', 0, "terms") < 0) return -1;
+    if (buffer_of(idfs, &scoring->idfs, 'd', 0, "idfs") < 0) return -1;
+    if (buffer_of(query_weights, &scoring->query_weights, 'd', 0, "query weights") < 0) return -1;
+    scoring->term_count = scoring->terms.shape[0];
+    scoring->doc_count = scoring->norms.shape[0];
+    if (scoring->idfs.shape[0] != scoring->term_count ||
+        scoring->query_weights.shape[0] != scoring->term_count) {
+        PyErr_SetString(PyExc_ValueError, "terms, idfs and query weights differ in length");
+        return -1;
+    }
+    if (scoring->doc_count > postings->segments * SEGMENT_DOCS) {
+        PyErr_SetString(PyExc_ValueError, "norms past the last segment");
+        return -1;
+    }
+    scoring->term = scoring->terms.buf;
+    scoring->norm = scoring->norms.buf;
+    scoring->idf = scoring->idfs.buf;
+    scoring->query_weight = scoring->query_weights.buf;
+    scoring->k1_plus_1 = k1 + 1;
+    return 0;
+}
+
+/* Term t's share of doc's score, its weight at `row`:
+ * tf * (k1 + 1) / (norm + tf) * idf * query weight, in that order (Robertson's BM25). */
+static inline double share_of(const Scoring *scoring, Py_ssize_t t, int64_t row, int64_t doc) {
+    double tf;
+    switch (scoring->weight_type) {
+    case 'B': tf = ((const uint8_t *)scoring->weights.buf)[row]; break;
+    case 'H': tf = ((const uint16_t *)scoring->weights.buf)[row]; break;
+    case 'f': tf = ((const float *)scoring->weights.buf)[row]; break;
+    default: tf = ((const double *)scoring->weights.buf)[row]; break;
+    }
+    double share = tf * scoring->k1_plus_1;
+    share /= scoring->norm[doc] + tf;
+    share *= scoring->idf[t];
+    share *= scoring->query_weight[t];
+    return share;
 }
 
 PyDoc_STRVAR(add_scores_doc,
 "add_scores(local, bounds, segments, weights, norms, terms, idfs, query_weights, k1,\n"
 "           candidates, totals)\n\n"
-"Add each term's BM25 share to the totals of the candidates (doc ids, fastest\n"
-"ascending) its posting holds, term after term:\n"
-"tf * (k1 + 1) / (norm + tf) * idf * query weight.");
+"Add each term's BM25 share to the totals of the candidates (ascending doc ids) its\n"
+"posting holds, term after term: tf * (k1 + 1) / (norm + tf) * idf * query weight.");
 
 static PyObject *add_scores(PyObject *module, PyObject *args) {
-    PyObject *local, *bounds, *weights_object, *norms_object, *terms_object, *idfs_object;
-    PyObject *query_weights_object, *candidates_object, *totals_object;
+    PyObject *local, *bounds, *weights, *norms, *terms, *idfs, *query_weights, *candidates_object;
+    PyObject *totals_object;
     Py_ssize_t segments;
     double k1;
-    if (!PyArg_ParseTuple(args, "OOnOOOOOdOO", &local, &bounds, &segments, &weights_object,
-                          &norms_object, &terms_object, &idfs_object, &query_weights_object,
-                          &k1, &candidates_object, &totals_object))
+    if (!PyArg_ParseTuple(args, "OOnOOOOOdOO", &local, &bounds, &segments, &weights, &norms,
+                          &terms, &idfs, &query_weights, &k1, &candidates_object,
+                          &totals_object))
         return NULL;
     Postings postings;
     if (postings_of(local, bounds, segments, &postings) < 0) return NULL;
-    Py_buffer weights = {0}, norms = {0}, terms = {0}, idfs = {0}, query_weights = {0};
+    Scoring scoring = {0};
+    Segmented cut = {0};
     Py_buffer candidates = {0}, totals = {0};
-    Py_ssize_t *per_segment = NULL;
+    int64_t *rows = NULL;
     PyObject *result = NULL;
-    if (PyObject_GetBuffer(weights_object, &weights, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+    if (scoring_of(&postings, weights, norms, terms, idfs, query_weights, k1, &scoring) < 0)
         goto done;
-    WeightReader read_weight = weight_reader(weights.format);
-    if (weights.ndim != 1 || read_weight == NULL || weights.shape[0] != postings.id_count) {
-        PyErr_SetString(PyExc_ValueError, "posting weights do not match the doc ids");
-        goto done;
-    }
-    if (buffer_of(norms_object, &norms, 'd', 0, "norms") < 0) goto done;
-    if (buffer_of(terms_object, &terms, 'q', 0, "terms") < 0) goto done;
-    if (buffer_of(idfs_object, &idfs, 'd', 0, "idfs") < 0) goto done;
-    if (buffer_of(query_weights_object, &query_weights, 'd', 0, "query weights") < 0) goto done;
     if (buffer_of(candidates_object, &candidates, 'q', 0, "candidates") < 0) goto done;
     if (buffer_of(totals_object, &totals, 'd', 1, "totals") < 0) goto done;
-    Py_ssize_t term_count = terms.shape[0], candidate_count = candidates.shape[0];
-    if (idfs.shape[0] != term_count || query_weights.shape[0] != term_count ||
-        totals.shape[0] != candidate_count) {
-        PyErr_SetString(PyExc_ValueError, "terms, idfs, query weights or totals differ in length");
-        goto done;
-    }
+    Py_ssize_t count = candidates.shape[0];
     const int64_t *docs = candidates.buf;
-    const double *norm = norms.buf;
-    Py_ssize_t doc_count = norms.shape[0];
-    per_segment = PyMem_Calloc((size_t)segments, sizeof(Py_ssize_t));
-    if (per_segment == NULL) {
-        PyErr_NoMemory();
+    if (totals.shape[0] != count) {
+        PyErr_SetString(PyExc_ValueError, "candidates and totals differ in length");
         goto done;
     }
-    for (Py_ssize_t at = 0; at < candidate_count; at++) {
-        if (docs[at] < 0 || docs[at] >= doc_count || docs[at] >> SEGMENT_BITS >= segments) {
+    for (Py_ssize_t at = 0; at < count; at++) {
+        if (docs[at] < 0 || docs[at] >= scoring.doc_count) {
             PyErr_SetString(PyExc_ValueError, "a candidate is not a doc id of the corpus");
             goto done;
         }
-        per_segment[docs[at] >> SEGMENT_BITS]++;
     }
-    const int64_t *term = terms.buf;
-    const double *idf = idfs.buf, *query_weight = query_weights.buf;
-    double *total = totals.buf, k1_plus_1 = k1 + 1;
-    for (Py_ssize_t t = 0; t < term_count; t++) {
-        /* Ascending candidates walk each segment's run once; a candidate at or below
-         * the one before starts the walk of its run again. */
-        int64_t row = 0, end = 0, previous = -1;
-        int sparse = 0;
-        for (Py_ssize_t at = 0; at < candidate_count; previous = docs[at], at++) {
-            int64_t segment = docs[at] >> SEGMENT_BITS;
-            uint16_t wanted = (uint16_t)(docs[at] & 0xFFFF);
-            if (docs[at] <= previous || segment != previous >> SEGMENT_BITS) {
-                if (run_of(&postings, term[t], segment, &row, &end) < 0) goto done;
-                sparse = sparse_walk(end - row, per_segment[segment]);
+    if (segmented_of(docs, count, segments, &cut) < 0) goto done;
+    rows = PyMem_Malloc((size_t)(count ? count : 1) * sizeof(int64_t));
+    if (rows == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    double *total = totals.buf;
+    for (Py_ssize_t t = 0; t < scoring.term_count; t++) {
+        for (Py_ssize_t segment = 0; segment < segments; segment++) {
+            Py_ssize_t first = cut.cuts[segment], last = cut.cuts[segment + 1];
+            int64_t start, end;
+            if (first == last) continue;
+            if (run_of(&postings, scoring.term[t], segment, &start, &end) < 0) goto done;
+            if (dense_walk(end - start, last - first)) {
+                /* The shares added as the walk finds them: no second pass. */
+                int64_t row = start;
+                for (Py_ssize_t at = first; at < last; at++) {
+                    row = galloped(postings.ids, row, end, cut.local[at]);
+                    if (row < end && postings.ids[row] == cut.local[at])
+                        total[at] += share_of(&scoring, t, row, docs[at]);
+                }
+                continue;
             }
-            row = seek(sparse, postings.ids, row, end, wanted);
-            if (row == end || postings.ids[row] != wanted) continue;
-            double tf = read_weight(weights.buf, row);
-            double share = tf * k1_plus_1;
-            share /= norm[docs[at]] + tf;
-            share *= idf[t];
-            share *= query_weight[t];
-            total[at] += share;
+            found_rows(postings.ids, start, end, cut.local + first, last - first, rows + first);
+            for (Py_ssize_t at = first; at < last; at++)
+                if (rows[at] >= 0) total[at] += share_of(&scoring, t, rows[at], docs[at]);
         }
     }
     result = Py_None;
     Py_INCREF(result);
 done:
-    PyMem_Free(per_segment);
-    PyBuffer_Release(&weights);
-    PyBuffer_Release(&norms);
-    PyBuffer_Release(&terms);
-    PyBuffer_Release(&idfs);
-    PyBuffer_Release(&query_weights);
+    PyMem_Free(rows);
+    segmented_release(&cut);
+    scoring_release(&scoring);
     PyBuffer_Release(&candidates);
     PyBuffer_Release(&totals);
     postings_release(&postings);
@@ -272,28 +380,29 @@ done:
 
 /* Keep the ids of found[0:count) (ascending) that key's posting holds; their count. */
 static Py_ssize_t kept_in(const Postings *postings, int64_t key, int64_t *found,
-                          Py_ssize_t count) {
-    Py_ssize_t kept = 0, at = 0;
-    for (Py_ssize_t segment = 0; segment < postings->segments && at < count; segment++) {
-        int64_t row, end, base = (int64_t)segment << SEGMENT_BITS;
-        if (run_of(postings, key, segment, &row, &end) < 0) return -1;
-        Py_ssize_t stop = at;
-        while (stop < count && found[stop] < base + SEGMENT_DOCS) stop++;
-        int sparse = sparse_walk(end - row, stop - at);
-        for (; at < stop; at++) {
-            uint16_t wanted = (uint16_t)(found[at] - base);
-            row = seek(sparse, postings->ids, row, end, wanted);
-            if (row < end && postings->ids[row] == wanted) found[kept++] = found[at];
-        }
+                          Py_ssize_t count, int64_t *rows) {
+    Segmented cut = {0};
+    Py_ssize_t kept = -1;
+    if (segmented_of(found, count, postings->segments, &cut) < 0) goto done;
+    for (Py_ssize_t segment = 0; segment < postings->segments; segment++) {
+        Py_ssize_t first = cut.cuts[segment], last = cut.cuts[segment + 1];
+        int64_t start, end;
+        if (first == last) continue;
+        if (run_of(postings, key, segment, &start, &end) < 0) goto done;
+        found_rows(postings->ids, start, end, cut.local + first, last - first, rows + first);
     }
+    kept = 0;
+    for (Py_ssize_t at = 0; at < count; at++)
+        if (rows[at] >= 0) found[kept++] = found[at];
+done:
+    segmented_release(&cut);
     return kept;
 }
 
 PyDoc_STRVAR(narrowed_doc,
 "narrowed(local, bounds, segments, keys, few) -> bytearray\n\n"
-"The ids (int64, ascending) in the postings of `keys` (ascending, distinct, ordered\n"
-"rarest first by the caller), intersecting from the first key on and stopping once at\n"
-"most `few` are left.");
+"The ids (int64, ascending) in the postings of `keys` (ordered rarest first by the\n"
+"caller), intersecting from the first key on and stopping once at most `few` are left.");
 
 static PyObject *narrowed(PyObject *module, PyObject *args) {
     PyObject *local, *bounds, *keys_object;
@@ -303,6 +412,7 @@ static PyObject *narrowed(PyObject *module, PyObject *args) {
     Postings postings;
     if (postings_of(local, bounds, segments, &postings) < 0) return NULL;
     Py_buffer keys = {0};
+    int64_t *rows = NULL;
     PyObject *result = NULL, *out = NULL;
     if (buffer_of(keys_object, &keys, 'q', 0, "keys") < 0) goto done;
     const int64_t *key = keys.buf;
@@ -320,7 +430,11 @@ static PyObject *narrowed(PyObject *module, PyObject *args) {
         goto done;
     }
     out = PyByteArray_FromStringAndSize(NULL, count * (Py_ssize_t)sizeof(int64_t));
-    if (out == NULL) goto done;
+    rows = PyMem_Malloc((size_t)(count ? count : 1) * sizeof(int64_t));
+    if (out == NULL || rows == NULL) {
+        if (!PyErr_Occurred()) PyErr_NoMemory();
+        goto done;
+    }
     int64_t *found = (int64_t *)PyByteArray_AS_STRING(out);
     Py_ssize_t filled = 0;
     for (Py_ssize_t segment = 0; segment < segments; segment++) {
@@ -333,7 +447,7 @@ static PyObject *narrowed(PyObject *module, PyObject *args) {
         for (; row < end; row++) found[filled++] = base + postings.ids[row];
     }
     for (Py_ssize_t k = 1; k < key_count && filled > few; k++) {
-        filled = kept_in(&postings, key[k], found, filled);
+        filled = kept_in(&postings, key[k], found, filled, rows);
         if (filled < 0) goto done;
     }
     if (PyByteArray_Resize(out, filled * (Py_ssize_t)sizeof(int64_t)) < 0) goto done;
@@ -341,7 +455,142 @@ static PyObject *narrowed(PyObject *module, PyObject *args) {
     out = NULL;
 done:
     Py_XDECREF(out);
+    PyMem_Free(rows);
     PyBuffer_Release(&keys);
+    postings_release(&postings);
+    return result;
+}
+
+/* A scored doc; `better` orders by score, then by the lower doc id. */
+typedef struct {
+    double score;
+    int64_t doc;
+} Scored;
+
+static int better(Scored a, Scored b) {
+    return a.score > b.score || (a.score == b.score && a.doc < b.doc);
+}
+
+/* Restore the heap (worst at the root) below `at`. */
+static void sift_down(Scored *heap, Py_ssize_t size, Py_ssize_t at) {
+    for (;;) {
+        Py_ssize_t worst = at, left = 2 * at + 1, right = left + 1;
+        if (left < size && better(heap[worst], heap[left])) worst = left;
+        if (right < size && better(heap[worst], heap[right])) worst = right;
+        if (worst == at) return;
+        Scored swap = heap[at];
+        heap[at] = heap[worst];
+        heap[worst] = swap;
+        at = worst;
+    }
+}
+
+static int best_first(const void *left, const void *right) {
+    Scored a = *(const Scored *)left, b = *(const Scored *)right;
+    return better(a, b) ? -1 : better(b, a) ? 1 : 0;
+}
+
+PyDoc_STRVAR(best_of_any_doc,
+"best_of_any(local, bounds, segments, weights, norms, terms, idfs, query_weights, k1,\n"
+"            visible, excluded, depth) -> (bytearray, bytearray)\n\n"
+"The `depth` best visible docs in the postings of any of the terms, leaving out the\n"
+"`excluded` (ascending): their ids (int64) and BM25 scores (float64), best first,\n"
+"equal scores by doc id. Each doc's score is its terms' shares added in term order,\n"
+"as add_scores adds them. One merge of the postings: no union of them is made.");
+
+static PyObject *best_of_any(PyObject *module, PyObject *args) {
+    PyObject *local, *bounds, *weights, *norms, *terms, *idfs, *query_weights, *visible_object;
+    PyObject *excluded_object;
+    Py_ssize_t segments, depth;
+    double k1;
+    if (!PyArg_ParseTuple(args, "OOnOOOOOdOOn", &local, &bounds, &segments, &weights, &norms,
+                          &terms, &idfs, &query_weights, &k1, &visible_object,
+                          &excluded_object, &depth))
+        return NULL;
+    Postings postings;
+    if (postings_of(local, bounds, segments, &postings) < 0) return NULL;
+    Scoring scoring = {0};
+    Py_buffer visible = {0}, excluded = {0};
+    int64_t *rows = NULL, *ends = NULL;
+    Scored *heap = NULL;
+    PyObject *result = NULL, *docs_out = NULL, *scores_out = NULL;
+    if (scoring_of(&postings, weights, norms, terms, idfs, query_weights, k1, &scoring) < 0)
+        goto done;
+    if (buffer_of(visible_object, &visible, '?', 0, "visible") < 0) goto done;
+    if (buffer_of(excluded_object, &excluded, 'q', 0, "excluded") < 0) goto done;
+    Py_ssize_t term_count = scoring.term_count;
+    if (visible.shape[0] != scoring.doc_count || depth < 0) {
+        PyErr_SetString(PyExc_ValueError, "visible differs from the norms in length");
+        goto done;
+    }
+    const int64_t *skip = excluded.buf;
+    const uint8_t *shown = visible.buf;
+    Py_ssize_t skip_count = excluded.shape[0], skip_at = 0, size = 0;
+    rows = PyMem_Calloc((size_t)term_count + 1, sizeof(int64_t));
+    ends = PyMem_Calloc((size_t)term_count + 1, sizeof(int64_t));
+    heap = PyMem_Calloc((size_t)depth + 1, sizeof(Scored));
+    if (rows == NULL || ends == NULL || heap == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t segment = 0; segment < segments; segment++) {
+        int64_t base = (int64_t)segment << SEGMENT_BITS;
+        for (Py_ssize_t t = 0; t < term_count; t++)
+            if (run_of(&postings, scoring.term[t], segment, &rows[t], &ends[t]) < 0) goto done;
+        for (;;) {
+            /* The lowest doc any term's posting is at. */
+            int64_t doc = INT64_MAX;
+            for (Py_ssize_t t = 0; t < term_count; t++)
+                if (rows[t] < ends[t] && base + postings.ids[rows[t]] < doc)
+                    doc = base + postings.ids[rows[t]];
+            if (doc == INT64_MAX) break;
+            if (doc >= scoring.doc_count) {
+                PyErr_SetString(PyExc_ValueError, "a posting id lies past the corpus");
+                goto done;
+            }
+            double total = 0.0;
+            for (Py_ssize_t t = 0; t < term_count; t++) {
+                if (rows[t] >= ends[t] || base + postings.ids[rows[t]] != doc) continue;
+                total += share_of(&scoring, t, rows[t], doc);
+                rows[t]++;
+            }
+            while (skip_at < skip_count && skip[skip_at] < doc) skip_at++;
+            if (!shown[doc] || (skip_at < skip_count && skip[skip_at] == doc)) continue;
+            Scored scored = {total, doc};
+            if (size < depth) {
+                /* Sift the new leaf up. */
+                Py_ssize_t at = size++;
+                heap[at] = scored;
+                while (at && better(heap[(at - 1) / 2], heap[at])) {
+                    Scored swap = heap[at];
+                    heap[at] = heap[(at - 1) / 2];
+                    heap[(at - 1) / 2] = swap;
+                    at = (at - 1) / 2;
+                }
+            } else if (depth && better(scored, heap[0])) {
+                heap[0] = scored;
+                sift_down(heap, size, 0);
+            }
+        }
+    }
+    qsort(heap, (size_t)size, sizeof(Scored), best_first);
+    docs_out = PyByteArray_FromStringAndSize(NULL, size * (Py_ssize_t)sizeof(int64_t));
+    scores_out = PyByteArray_FromStringAndSize(NULL, size * (Py_ssize_t)sizeof(double));
+    if (docs_out == NULL || scores_out == NULL) goto done;
+    for (Py_ssize_t at = 0; at < size; at++) {
+        ((int64_t *)PyByteArray_AS_STRING(docs_out))[at] = heap[at].doc;
+        ((double *)PyByteArray_AS_STRING(scores_out))[at] = heap[at].score;
+    }
+    result = PyTuple_Pack(2, docs_out, scores_out);
+done:
+    Py_XDECREF(docs_out);
+    Py_XDECREF(scores_out);
+    PyMem_Free(rows);
+    PyMem_Free(ends);
+    PyMem_Free(heap);
+    scoring_release(&scoring);
+    PyBuffer_Release(&visible);
+    PyBuffer_Release(&excluded);
     postings_release(&postings);
     return result;
 }
@@ -351,39 +600,85 @@ static int ascending_ids(const void *left, const void *right) {
     return (a > b) - (a < b);
 }
 
-/* Sort ids[0:count), drop repeats and ids `visible` does not flag; the count kept. */
-static Py_ssize_t sorted_visible(int64_t *ids, Py_ssize_t count, const uint8_t *visible) {
-    qsort(ids, (size_t)count, sizeof(int64_t), ascending_ids);
-    Py_ssize_t kept = 0;
-    for (Py_ssize_t at = 0; at < count; at++)
-        if (visible[ids[at]] && (kept == 0 || ids[kept - 1] != ids[at])) ids[kept++] = ids[at];
-    return kept;
-}
-
-/* A growing array of int64 ids, kept as a bytearray for numpy to wrap. */
+/* The chunks of one call of chunks_holding, found in each query word's group. */
 typedef struct {
-    PyObject *bytes;
-    Py_ssize_t count, room;
-} IdList;
+    const int64_t *offset, *word, *end;
+    const int32_t *chunk;
+    const uint8_t *shown;
+    Py_ssize_t group_count, chunk_count;
+} WordGroups;
 
-static int id_list_push(IdList *list, int64_t id) {
-    if (list->count == list->room) {
-        Py_ssize_t room = list->room ? 2 * list->room : 64;
-        if (PyByteArray_Resize(list->bytes, room * (Py_ssize_t)sizeof(int64_t)) < 0) return -1;
-        list->room = room;
-    }
-    ((int64_t *)PyByteArray_AS_STRING(list->bytes))[list->count++] = id;
+/* The chunks of every row of every word: -1 with ValueError for one out of range. */
+static int chunks_in_range(const WordGroups *groups) {
+    Py_ssize_t words = groups->group_count ? groups->end[groups->group_count - 1] : 0;
+    for (Py_ssize_t at = 0; at < words; at++)
+        for (int64_t row = groups->offset[groups->word[at]];
+             row < groups->offset[groups->word[at] + 1]; row++)
+            if (groups->chunk[row] < 0 || groups->chunk[row] >= groups->chunk_count) {
+                PyErr_SetString(PyExc_ValueError, "a chunk id is out of range");
+                return -1;
+            }
     return 0;
 }
 
-static PyObject *id_list_done(IdList *list, const uint8_t *visible) {
+/* The visible chunks holding a word of every group, ascending, as a bytearray of int64.
+ * `held` (a zeroed counter a chunk) ends with how many groups, from the first on, each
+ * chunk holds a word of. */
+static PyObject *holding_every(const WordGroups *groups, uint32_t *held) {
+    Py_ssize_t found = 0, room = 64;
+    int64_t *ids = PyMem_Malloc((size_t)room * sizeof(int64_t));
+    PyObject *result = NULL;
+    if (ids == NULL) return PyErr_NoMemory();
+    for (Py_ssize_t group = 0, at = 0; group < groups->group_count; group++) {
+        for (; at < groups->end[group]; at++) {
+            int64_t first = groups->offset[groups->word[at]];
+            for (int64_t row = first; row < groups->offset[groups->word[at] + 1]; row++) {
+                int32_t c = groups->chunk[row];
+                /* Counted once per group, and only after every group before it. */
+                if (held[c] != (uint32_t)group) continue;
+                held[c] = (uint32_t)group + 1;
+                if (group + 1 < groups->group_count) continue;
+                if (found == room) {
+                    int64_t *grown = PyMem_Realloc(ids, (size_t)(2 * room) * sizeof(int64_t));
+                    if (grown == NULL) {
+                        PyErr_NoMemory();
+                        goto done;
+                    }
+                    ids = grown;
+                    room *= 2;
+                }
+                ids[found++] = c;
+            }
+        }
+    }
+    /* In row order: sorted, then the hidden ones left out. */
+    qsort(ids, (size_t)found, sizeof(int64_t), ascending_ids);
     Py_ssize_t kept = 0;
-    if (list->count)
-        kept = sorted_visible((int64_t *)PyByteArray_AS_STRING(list->bytes), list->count, visible);
-    if (PyByteArray_Resize(list->bytes, kept * (Py_ssize_t)sizeof(int64_t)) < 0) return NULL;
-    PyObject *bytes = list->bytes;
-    list->bytes = NULL;
-    return bytes;
+    for (Py_ssize_t at = 0; at < found; at++)
+        if (groups->shown[ids[at]]) ids[kept++] = ids[at];
+    result = PyByteArray_FromStringAndSize((const char *)ids, kept * (Py_ssize_t)sizeof(int64_t));
+done:
+    PyMem_Free(ids);
+    return result;
+}
+
+/* The visible chunks holding a word of any group, ascending, as a bytearray of int64:
+ * a flag a chunk (`flags`, zeroed), then the flagged listed in order, with no sort of
+ * the (many) rows of common words. */
+static PyObject *holding_any(const WordGroups *groups, uint8_t *flags) {
+    Py_ssize_t words = groups->group_count ? groups->end[groups->group_count - 1] : 0;
+    for (Py_ssize_t at = 0; at < words; at++)
+        for (int64_t row = groups->offset[groups->word[at]];
+             row < groups->offset[groups->word[at] + 1]; row++)
+            flags[groups->chunk[row]] = groups->shown[groups->chunk[row]];
+    Py_ssize_t count = 0;
+    for (Py_ssize_t c = 0; c < groups->chunk_count; c++) count += flags[c];
+    PyObject *result = PyByteArray_FromStringAndSize(NULL, count * (Py_ssize_t)sizeof(int64_t));
+    if (result == NULL) return NULL;
+    int64_t *ids = (int64_t *)PyByteArray_AS_STRING(result);
+    for (Py_ssize_t c = 0, at = 0; c < groups->chunk_count; c++)
+        if (flags[c]) ids[at++] = c;
+    return result;
 }
 
 PyDoc_STRVAR(chunks_holding_doc,
@@ -399,70 +694,55 @@ static PyObject *chunks_holding(PyObject *module, PyObject *args) {
                           &ends_object, &visible_object))
         return NULL;
     Py_buffer offsets = {0}, chunks = {0}, words = {0}, ends = {0}, visible = {0};
-    uint32_t *held_groups = NULL;
-    IdList every = {NULL, 0, 0}, any = {NULL, 0, 0};
-    PyObject *result = NULL, *every_bytes = NULL, *any_bytes = NULL;
+    void *scratch = NULL;
+    PyObject *result = NULL, *every = NULL, *any = NULL;
     if (buffer_of(offsets_object, &offsets, 'q', 0, "offsets") < 0) goto done;
     if (buffer_of(chunks_object, &chunks, 'i', 0, "chunks") < 0) goto done;
     if (buffer_of(words_object, &words, 'q', 0, "words") < 0) goto done;
     if (buffer_of(ends_object, &ends, 'q', 0, "group ends") < 0) goto done;
     if (buffer_of(visible_object, &visible, '?', 0, "visible") < 0) goto done;
-    const int64_t *offset = offsets.buf, *word = words.buf, *end = ends.buf;
-    const int32_t *chunk = chunks.buf;
-    const uint8_t *shown = visible.buf;
-    Py_ssize_t word_count = offsets.shape[0] - 1, chunk_count = visible.shape[0];
-    Py_ssize_t group_count = ends.shape[0], row_count = chunks.shape[0];
-    every.bytes = PyByteArray_FromStringAndSize(NULL, 0);
-    any.bytes = PyByteArray_FromStringAndSize(NULL, 0);
-    /* held_groups[c]: how many groups, from the first on, chunk c holds a word of. */
-    held_groups = PyMem_Calloc((size_t)chunk_count + 1, sizeof(uint32_t));
-    if (every.bytes == NULL || any.bytes == NULL || held_groups == NULL) {
-        if (!PyErr_Occurred()) PyErr_NoMemory();
-        goto done;
-    }
-    for (Py_ssize_t group = 0, at = 0; group < group_count; group++) {
-        if (end[group] < at || end[group] > words.shape[0]) {
+    WordGroups groups = {offsets.buf, words.buf, ends.buf, chunks.buf, visible.buf,
+                         ends.shape[0], visible.shape[0]};
+    Py_ssize_t word_count = offsets.shape[0] - 1;
+    /* Some query word no chunk word holds: no chunk holds them all. */
+    int some_group_empty = 0;
+    for (Py_ssize_t group = 0, at = 0; group < groups.group_count; group++) {
+        if (groups.end[group] < at || groups.end[group] > words.shape[0]) {
             PyErr_SetString(PyExc_ValueError, "group ends are not ascending ends of the words");
             goto done;
         }
-        for (; at < end[group]; at++) {
-            if (word[at] < 0 || word[at] >= word_count || offset[word[at]] < 0 ||
-                offset[word[at]] > offset[word[at] + 1] || offset[word[at] + 1] > row_count) {
+        some_group_empty |= groups.end[group] == at;
+        for (; at < groups.end[group]; at++) {
+            int64_t w = groups.word[at];
+            if (w < 0 || w >= word_count || groups.offset[w] < 0 ||
+                groups.offset[w] > groups.offset[w + 1] || groups.offset[w + 1] > chunks.shape[0]) {
                 PyErr_SetString(PyExc_ValueError, "a word's chunk postings are out of range");
                 goto done;
             }
-            for (int64_t row = offset[word[at]]; row < offset[word[at] + 1]; row++) {
-                int32_t c = chunk[row];
-                if (c < 0 || c >= chunk_count) {
-                    PyErr_SetString(PyExc_ValueError, "a chunk id is out of range");
-                    goto done;
-                }
-                /* Counted once per group, and only after every group before it. */
-                if (held_groups[c] != (uint32_t)group) continue;
-                held_groups[c] = (uint32_t)group + 1;
-                if (group + 1 == group_count && id_list_push(&every, c) < 0) goto done;
-            }
         }
     }
-    if ((every_bytes = id_list_done(&every, shown)) == NULL) goto done;
-    if (PyByteArray_GET_SIZE(every_bytes) == 0) {
-        /* Flag every chunk some word is in, then list the flagged in order: no sort of
-         * the (many) rows of common words. */
-        memset(held_groups, 0, (size_t)chunk_count * sizeof(uint32_t));
-        for (Py_ssize_t at = 0; group_count && at < end[group_count - 1]; at++)
-            for (int64_t row = offset[word[at]]; row < offset[word[at] + 1]; row++)
-                held_groups[chunk[row]] = 1;
-        for (Py_ssize_t c = 0; c < chunk_count; c++)
-            if (held_groups[c] && shown[c] && id_list_push(&any, c) < 0) goto done;
+    if (chunks_in_range(&groups) < 0) goto done;
+    scratch = PyMem_Calloc((size_t)groups.chunk_count + 1, sizeof(uint32_t));
+    if (scratch == NULL) {
+        PyErr_NoMemory();
+        goto done;
     }
-    if ((any_bytes = id_list_done(&any, shown)) == NULL) goto done;
-    result = PyTuple_Pack(2, every_bytes, any_bytes);
+    every = some_group_empty || groups.group_count == 0
+                ? PyByteArray_FromStringAndSize(NULL, 0)
+                : holding_every(&groups, scratch);
+    if (every == NULL) goto done;
+    if (PyByteArray_GET_SIZE(every) == 0) {
+        memset(scratch, 0, (size_t)groups.chunk_count + 1);
+        any = holding_any(&groups, scratch);
+    } else {
+        any = PyByteArray_FromStringAndSize(NULL, 0);
+    }
+    if (any == NULL) goto done;
+    result = PyTuple_Pack(2, every, any);
 done:
-    Py_XDECREF(every.bytes);
-    Py_XDECREF(any.bytes);
-    Py_XDECREF(every_bytes);
-    Py_XDECREF(any_bytes);
-    PyMem_Free(held_groups);
+    Py_XDECREF(every);
+    Py_XDECREF(any);
+    PyMem_Free(scratch);
     PyBuffer_Release(&offsets);
     PyBuffer_Release(&chunks);
     PyBuffer_Release(&words);
@@ -472,6 +752,7 @@ done:
 }
 
 static PyMethodDef methods[] = {
+    {"best_of_any", best_of_any, METH_VARARGS, best_of_any_doc},
     {"chunks_holding", chunks_holding, METH_VARARGS, chunks_holding_doc},
     {"add_scores", add_scores, METH_VARARGS, add_scores_doc},
     {"narrowed", narrowed, METH_VARARGS, narrowed_doc},

@@ -218,14 +218,11 @@ class PorterLayer:
             return LayerRanking(ranked, len(ranked), ranked_scores)
         # Too few hold every term to fill the result list (one distractor can): the
         # any-term ranking fills it, so the other relevant chunks still reach the list.
-        wanted = visible.copy()
-        wanted[every] = False
-        rest = self.index.docs_with_any(terms)
-        rest = rest[wanted[rest]]
-        rest_scores = self.index.scores(terms, rest, weights)
-        fill = top_positions(rest, rest_scores, depth - len(ranked))
+        rest, rest_scores = self.index.best_of_any(
+            terms, visible, every, depth - len(ranked), weights
+        )
         return LayerRanking(
-            np.concatenate((ranked, rest[fill])),
+            np.concatenate((ranked, rest)),
             len(ranked),
-            np.concatenate((ranked_scores, rest_scores[fill])),
+            np.concatenate((ranked_scores, rest_scores)),
         )

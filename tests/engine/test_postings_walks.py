@@ -33,9 +33,16 @@ def add_scores(
     return totals
 
 
-def test_scores_the_held_candidates_in_any_order() -> None:
-    share = 2 * 2.2 / (1 + 2)
-    assert add_scores([0], [3, 1, 2, 1]).tolist() == [1 * 2.2 / 2, share, 0.0, share]
+def test_scores_the_held_candidates() -> None:
+    assert add_scores([0], [0, 1, 2, 3]).tolist() == [0.0, 2 * 2.2 / (1 + 2), 0.0, 2.2 / 2]
+
+
+def test_refuses_candidates_out_of_order() -> None:
+    # A walk moves forward only: an id below the one before would be missed.
+    with pytest.raises(ValueError, match="not ascending"):
+        add_scores([0], [3, 1])
+    with pytest.raises(ValueError, match="not ascending"):
+        add_scores([0], [1, 1])
 
 
 @pytest.mark.parametrize(
