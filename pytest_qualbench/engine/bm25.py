@@ -58,19 +58,6 @@ def query_term_weight(query_frequency: int, k3: float) -> float:
     return (k3 + 1) * query_frequency / (k3 + query_frequency)
 
 
-def union_sorted(doc_lists: Sequence[DocIds], size: int) -> DocIds:
-    """Ascending distinct ids of the lists, by a mark per doc of `size`: no sort.
-
-    np.unique of the concatenation sorts or hashes every id; a typo query's
-    any-term fallback unions postings of tens of thousands of ids at 10^5 chunks.
-    """
-    marked = np.zeros(size, dtype=bool)
-    for docs in doc_lists:
-        marked[docs] = True
-    union: DocIds = np.flatnonzero(marked)
-    return union
-
-
 def concatenated_ranges(starts: DocIds, lengths: DocIds) -> DocIds:
     """start, start + 1, ..., start + length - 1 for each pair, all in one array, in order.
 
@@ -225,10 +212,6 @@ class PostingIndex:
         (`SegmentedIds.narrowed`): a superset of `docs_with_all`, for a caller that
         checks the few itself more cheaply than the remaining intersections would."""
         return self.ids.narrowed(terms, few)
-
-    def docs_with_any(self, terms: Sequence[int]) -> DocIds:
-        """Documents holding at least one of the terms."""
-        return union_sorted([self.postings(term)[0] for term in terms], self.size)
 
     def scores(
         self, terms: Sequence[int], candidates: DocIds, query_weights: Sequence[float] = ()

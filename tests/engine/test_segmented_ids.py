@@ -145,7 +145,14 @@ def test_an_index_past_one_segment_scores_as_its_ids_say() -> None:
     assert scores[1] == 0
     assert scores[3] > 0
     assert index.docs_with_all([0, 1]).tolist() == []
-    assert index.docs_with_any([0, 1]).tolist() == [5, SEGMENT_DOCS + 5, SEGMENT_DOCS + 7]
+    everywhere = np.ones(size, dtype=bool)
+    docs, best = index.best_of_any([0, 1], everywhere, np.empty(0, dtype=np.int64), 3)
+    assert sorted(docs.tolist()) == [5, SEGMENT_DOCS + 5, SEGMENT_DOCS + 7]
+    assert dict(zip(docs.tolist(), best.tolist(), strict=True)) == {
+        5: scores[0],
+        SEGMENT_DOCS + 5: scores[2],
+        SEGMENT_DOCS + 7: scores[3],
+    }
     # The pass over postings (every doc a candidate) gives the same bits.
     every = np.arange(size, dtype=np.int64)
     assert index.scores([0, 1], every)[candidates].tobytes() == scores.tobytes()
