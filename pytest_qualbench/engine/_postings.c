@@ -300,6 +300,64 @@ static inline double share_of(const Scoring *scoring, Py_ssize_t t, int64_t row,
     return share;
 }
 
+/* From this many candidates on, add_scores finds them by a slot per doc id; a posting
+ * of at most SLOT_SCAN_ROWS rows a candidate is then scanned whole (`slot_scan`). */
+#define SLOT_SCAN_CANDIDATES 4096
+#define SLOT_SCAN_ROWS 8
+
+/* Add term t's share at each row of [start, end) (segment `segment`) to the sum of
+ * that row's slot: the sink, slot 0, for a doc that is no candidate. Every row's share
+ * is computed and no step waits on another's load or branch: a merge's steps each wait
+ * on the last (about 2 ns a step), these overlap. */
+static void slot_scan(const Scoring *scoring, Py_ssize_t t, const uint16_t *ids, int64_t start,
+                      int64_t end, Py_ssize_t segment, const int32_t *slots, double *sums) {
+    int64_t base = (int64_t)segment << SEGMENT_BITS, last_doc = scoring->doc_count - 1;
+    for (int64_t row = start; row < end; row++) {
+        int64_t doc = base + ids[row];
+        /* A doc past the corpus (a damaged posting) has no norm: read doc 0's, sunk. */
+        int32_t slot = doc <= last_doc ? slots[doc] : 0;
+        sums[slot] += share_of(scoring, t, row, doc <= last_doc ? doc : 0);
+    }
+}
+
+/* Add term t's share to the totals of the candidates [first, last) (ascending, one
+ * segment's, `cut`) that its rows [start, end) hold, by the walk that suits how many of
+ * each there are. `rows` is scratch room for the candidates' rows. */
+static void add_shares(const Scoring *scoring, Py_ssize_t t, const uint16_t *ids, int64_t start,
+                       int64_t end, const Segmented *cut, const int64_t *docs, Py_ssize_t first,
+                       Py_ssize_t last, double *total, int64_t *rows) {
+    const uint16_t *local = cut->local;
+    int64_t row_count = end - start;
+    Py_ssize_t count = last - first;
+    if (row_count == 0) return;
+    if (4 * row_count < count) {
+        /* A short posting among many candidates: its rows walk the candidates. */
+        Py_ssize_t at = first;
+        for (int64_t row = start; row < end && at < last; row++) {
+            at = first + galloped(local + first, at - first, count, ids[row]);
+            if (at < last && local[at] == ids[row])
+                total[at] += share_of(scoring, t, row, docs[at]);
+        }
+    } else if (row_count < 4 * (int64_t)count) {
+        /* As many rows as candidates: one merge of the two. Every step's share is
+         * computed and added only where they meet (adding 0.0 to a total of
+         * nonnegative shares changes no bit), so no step waits on a branch. */
+        Py_ssize_t at = first;
+        int64_t row = start;
+        while (at < last && row < end) {
+            uint16_t wanted = local[at], held = ids[row];
+            double share = share_of(scoring, t, row, docs[at]);
+            total[at] += wanted == held ? share : 0.0;
+            at += wanted <= held;
+            row += held <= wanted;
+        }
+    } else {
+        found_rows(ids, start, end, local + first, count, rows + first);
+        for (Py_ssize_t at = first; at < last; at++)
+            if (rows[at] >= 0) total[at] += share_of(scoring, t, rows[at], docs[at]);
+    }
+}
+
 PyDoc_STRVAR(add_scores_doc,
 "add_scores(local, bounds, segments, weights, norms, terms, idfs, query_weights, k1,\n"
 "           candidates, totals)\n\n"
@@ -321,6 +379,8 @@ static PyObject *add_scores(PyObject *module, PyObject *args) {
     Segmented cut = {0};
     Py_buffer candidates = {0}, totals = {0};
     int64_t *rows = NULL;
+    int32_t *slots = NULL;
+    double *sums = NULL;
     PyObject *result = NULL;
     if (scoring_of(&postings, weights, norms, terms, idfs, query_weights, k1, &scoring) < 0)
         goto done;
@@ -345,31 +405,43 @@ static PyObject *add_scores(PyObject *module, PyObject *args) {
         goto done;
     }
     double *total = totals.buf;
+    /* Many candidates: a slot per doc id of the segments, 0 for a doc no candidate is,
+     * else 1 + its candidate's place, and a sum per slot (slot 0 a sink): a posting's
+     * rows then find their candidates with no search (`slot_scan`). */
+    if (count >= SLOT_SCAN_CANDIDATES) {
+        slots = PyMem_Calloc((size_t)segments * SEGMENT_DOCS, sizeof(int32_t));
+        sums = PyMem_Malloc((size_t)(count + 1) * sizeof(double));
+        if (slots == NULL || sums == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        sums[0] = 0.0;
+        for (Py_ssize_t at = 0; at < count; at++) {
+            slots[docs[at]] = (int32_t)(at + 1);
+            sums[at + 1] = total[at];
+        }
+    }
     for (Py_ssize_t t = 0; t < scoring.term_count; t++) {
         for (Py_ssize_t segment = 0; segment < segments; segment++) {
             Py_ssize_t first = cut.cuts[segment], last = cut.cuts[segment + 1];
             int64_t start, end;
             if (first == last) continue;
             if (run_of(&postings, scoring.term[t], segment, &start, &end) < 0) goto done;
-            if (dense_walk(end - start, last - first)) {
-                /* The shares added as the walk finds them: no second pass. */
-                int64_t row = start;
-                for (Py_ssize_t at = first; at < last; at++) {
-                    row = galloped(postings.ids, row, end, cut.local[at]);
-                    if (row < end && postings.ids[row] == cut.local[at])
-                        total[at] += share_of(&scoring, t, row, docs[at]);
-                }
-                continue;
-            }
-            found_rows(postings.ids, start, end, cut.local + first, last - first, rows + first);
-            for (Py_ssize_t at = first; at < last; at++)
-                if (rows[at] >= 0) total[at] += share_of(&scoring, t, rows[at], docs[at]);
+            if (slots != NULL && end - start <= SLOT_SCAN_ROWS * (int64_t)(last - first))
+                slot_scan(&scoring, t, postings.ids, start, end, segment, slots, sums);
+            else
+                add_shares(&scoring, t, postings.ids, start, end, &cut, docs, first, last,
+                           slots != NULL ? sums + 1 : total, rows);
         }
     }
+    if (slots != NULL)
+        for (Py_ssize_t at = 0; at < count; at++) total[at] = sums[at + 1];
     result = Py_None;
     Py_INCREF(result);
 done:
     PyMem_Free(rows);
+    PyMem_Free(slots);
+    PyMem_Free(sums);
     segmented_release(&cut);
     scoring_release(&scoring);
     PyBuffer_Release(&candidates);

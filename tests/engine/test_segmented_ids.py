@@ -194,3 +194,29 @@ def test_long_postings_walked_sparsely_or_densely_give_the_plain_answers(
     assert every[few].tolist() == scores
     common = sorted(set(postings[0]) & set(postings[1]))
     assert index.docs_with_all([0, 1]).tolist() == common
+
+
+def test_many_candidates_mixing_every_walk_sum_each_term_in_order() -> None:
+    # 5000 candidates find a 2000-doc posting by a slot per doc, and walk an every-doc
+    # posting (more than 8 rows a candidate in its segment) along it; each candidate's
+    # shares must still be added term by term, in query order.
+    size = 2 * SEGMENT_DOCS
+    rng = np.random.default_rng(7)
+    candidates = np.sort(rng.choice(size, 5000, replace=False))
+    postings = [list(range(size)), sorted(rng.choice(size, 2000, replace=False).tolist())]
+    terms = [term for term, posting in enumerate(postings) for _ in posting]
+    docs = [doc for posting in postings for doc in posting]
+    index = PostingIndex(
+        terms, docs, [doc % 5 + 1 for doc in docs], term_count=2,
+        doc_lengths=np.arange(size) % 40 + 1, k1=1.2, b=0.75,
+    )  # fmt: skip
+    held = [set(posting) for posting in postings]
+    for order in ([0, 1], [1, 0]):
+        scores = index.scores(order, candidates).tolist()
+        for doc, score in zip(candidates.tolist(), scores, strict=True):
+            expected = 0.0
+            for term in order:
+                if doc in held[term]:
+                    tf, norm = float(doc % 5 + 1), float(index.norms[doc])
+                    expected += tf * 2.2 / (norm + tf) * idf(size, len(postings[term]))
+            assert score == expected
