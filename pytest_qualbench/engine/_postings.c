@@ -17,6 +17,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <math.h>
 #include <string.h>
 
 #define SEGMENT_BITS 16
@@ -562,28 +563,52 @@ static int best_first(const void *left, const void *right) {
     return better(a, b) ? -1 : better(b, a) ? 1 : 0;
 }
 
+/* Push `scored` onto a heap of at most `depth` (worst at the root); the new size. */
+static Py_ssize_t heap_pushed(Scored *heap, Py_ssize_t size, Py_ssize_t depth, Scored scored) {
+    if (size < depth) {
+        /* Sift the new leaf up. */
+        Py_ssize_t at = size++;
+        heap[at] = scored;
+        while (at && better(heap[(at - 1) / 2], heap[at])) {
+            Scored swap = heap[at];
+            heap[at] = heap[(at - 1) / 2];
+            heap[(at - 1) / 2] = swap;
+            at = (at - 1) / 2;
+        }
+    } else if (depth && better(scored, heap[0])) {
+        heap[0] = scored;
+        sift_down(heap, size, 0);
+    }
+    return size;
+}
+
 PyDoc_STRVAR(best_of_any_doc,
 "best_of_any(local, bounds, segments, weights, norms, terms, idfs, query_weights, k1,\n"
-"            visible, excluded, depth) -> (bytearray, bytearray)\n\n"
+"            visible, excluded, depth, bounded) -> (bytearray, bytearray)\n\n"
 "The `depth` best visible docs in the postings of any of the terms, leaving out the\n"
 "`excluded` (ascending): their ids (int64) and BM25 scores (float64), best first,\n"
 "equal scores by doc id. Each doc's score is its terms' shares added in term order,\n"
-"as add_scores adds them. One merge of the postings: no union of them is made.");
+"as add_scores adds them. One merge of the postings: no union of them is made. With\n"
+"`bounded` (no share exceeds (k1 + 1) * idf * query weight), the docs that cannot\n"
+"reach the best are skipped (MaxScore).");
 
 static PyObject *best_of_any(PyObject *module, PyObject *args) {
     PyObject *local, *bounds, *weights, *norms, *terms, *idfs, *query_weights, *visible_object;
     PyObject *excluded_object;
     Py_ssize_t segments, depth;
     double k1;
-    if (!PyArg_ParseTuple(args, "OOnOOOOOdOOn", &local, &bounds, &segments, &weights, &norms,
+    int bounded;
+    if (!PyArg_ParseTuple(args, "OOnOOOOOdOOnp", &local, &bounds, &segments, &weights, &norms,
                           &terms, &idfs, &query_weights, &k1, &visible_object,
-                          &excluded_object, &depth))
+                          &excluded_object, &depth, &bounded))
         return NULL;
     Postings postings;
     if (postings_of(local, bounds, segments, &postings) < 0) return NULL;
     Scoring scoring = {0};
     Py_buffer visible = {0}, excluded = {0};
     int64_t *rows = NULL, *ends = NULL;
+    double *most = NULL, *below = NULL;
+    Py_ssize_t *order = NULL;
     Scored *heap = NULL;
     PyObject *result = NULL, *docs_out = NULL, *scores_out = NULL;
     if (scoring_of(&postings, weights, norms, terms, idfs, query_weights, k1, &scoring) < 0)
@@ -598,50 +623,74 @@ static PyObject *best_of_any(PyObject *module, PyObject *args) {
     const int64_t *skip = excluded.buf;
     const uint8_t *shown = visible.buf;
     Py_ssize_t skip_count = excluded.shape[0], skip_at = 0, size = 0;
-    rows = PyMem_Calloc((size_t)term_count + 1, sizeof(int64_t));
-    ends = PyMem_Calloc((size_t)term_count + 1, sizeof(int64_t));
+    size_t terms_size = (size_t)term_count + 1;
+    rows = PyMem_Calloc(terms_size, sizeof(int64_t));
+    ends = PyMem_Calloc(terms_size, sizeof(int64_t));
+    most = PyMem_Calloc(terms_size, sizeof(double));
+    below = PyMem_Calloc(terms_size, sizeof(double));
+    order = PyMem_Calloc(terms_size, sizeof(Py_ssize_t));
     heap = PyMem_Calloc((size_t)depth + 1, sizeof(Scored));
-    if (rows == NULL || ends == NULL || heap == NULL) {
+    if (!rows || !ends || !most || !below || !order || !heap) {
         PyErr_NoMemory();
         goto done;
     }
-    for (Py_ssize_t segment = 0; segment < segments; segment++) {
+    /* MaxScore (Turtle and Flood 1995). Each term's largest share, with room for
+     * rounding; the terms by it, ascending (insertion sort: a query has a few terms);
+     * below[k], the sum of the first k. Once the heap is full a doc must score above its
+     * worst (`floor`): later docs have higher ids, so they lose ties. The terms
+     * order[0:essential] together cannot reach the floor, so only the docs of the
+     * other, essential, terms are visited; a visited doc is scored only if the shares
+     * of the terms it can hold reach past the floor. */
+    for (Py_ssize_t t = 0; t < term_count; t++) {
+        most[t] = bounded ? scoring.k1_plus_1 * scoring.idf[t] * scoring.query_weight[t] * 1.000001
+                          : INFINITY;
+        Py_ssize_t at = t;
+        for (; at > 0 && most[order[at - 1]] > most[t]; at--) order[at] = order[at - 1];
+        order[at] = t;
+    }
+    for (Py_ssize_t k = 0; k < term_count; k++) below[k + 1] = below[k] + most[order[k]];
+    Py_ssize_t essential = 0;
+    double floor = -INFINITY;
+    for (Py_ssize_t segment = 0; segment < segments && depth; segment++) {
         int64_t base = (int64_t)segment << SEGMENT_BITS;
         for (Py_ssize_t t = 0; t < term_count; t++)
             if (run_of(&postings, scoring.term[t], segment, &rows[t], &ends[t]) < 0) goto done;
         for (;;) {
-            /* The lowest doc any term's posting is at. */
-            int64_t doc = INT64_MAX;
-            for (Py_ssize_t t = 0; t < term_count; t++)
-                if (rows[t] < ends[t] && base + postings.ids[rows[t]] < doc)
-                    doc = base + postings.ids[rows[t]];
-            if (doc == INT64_MAX) break;
+            /* The lowest doc an essential term's posting is at, and the most it can score. */
+            int32_t local_doc = SEGMENT_DOCS;
+            for (Py_ssize_t k = essential; k < term_count; k++) {
+                Py_ssize_t t = order[k];
+                if (rows[t] < ends[t] && postings.ids[rows[t]] < local_doc)
+                    local_doc = postings.ids[rows[t]];
+            }
+            if (local_doc == SEGMENT_DOCS) break;
+            int64_t doc = base + local_doc;
             if (doc >= scoring.doc_count) {
                 PyErr_SetString(PyExc_ValueError, "a posting id lies past the corpus");
                 goto done;
             }
-            double total = 0.0;
-            for (Py_ssize_t t = 0; t < term_count; t++) {
-                if (rows[t] >= ends[t] || base + postings.ids[rows[t]] != doc) continue;
-                total += share_of(&scoring, t, rows[t], doc);
-                rows[t]++;
+            double reachable = below[essential];
+            for (Py_ssize_t k = essential; k < term_count; k++) {
+                Py_ssize_t t = order[k];
+                if (rows[t] < ends[t] && postings.ids[rows[t]] == local_doc) reachable += most[t];
             }
             while (skip_at < skip_count && skip[skip_at] < doc) skip_at++;
-            if (!shown[doc] || (skip_at < skip_count && skip[skip_at] == doc)) continue;
+            int wanted = shown[doc] && !(skip_at < skip_count && skip[skip_at] == doc) &&
+                         (size < depth || reachable > floor);
+            double total = 0.0;
+            for (Py_ssize_t t = 0; t < term_count; t++) {
+                /* A term left behind (no longer essential) catches up. */
+                if (wanted) rows[t] = galloped(postings.ids, rows[t], ends[t], (uint16_t)local_doc);
+                if (rows[t] >= ends[t] || postings.ids[rows[t]] != local_doc) continue;
+                if (wanted) total += share_of(&scoring, t, rows[t], doc);
+                rows[t]++;
+            }
+            if (!wanted) continue;
             Scored scored = {total, doc};
-            if (size < depth) {
-                /* Sift the new leaf up. */
-                Py_ssize_t at = size++;
-                heap[at] = scored;
-                while (at && better(heap[(at - 1) / 2], heap[at])) {
-                    Scored swap = heap[at];
-                    heap[at] = heap[(at - 1) / 2];
-                    heap[(at - 1) / 2] = swap;
-                    at = (at - 1) / 2;
-                }
-            } else if (depth && better(scored, heap[0])) {
-                heap[0] = scored;
-                sift_down(heap, size, 0);
+            size = heap_pushed(heap, size, depth, scored);
+            if (size == depth) {
+                floor = heap[0].score;
+                while (essential < term_count && below[essential + 1] <= floor) essential++;
             }
         }
     }
@@ -659,6 +708,9 @@ done:
     Py_XDECREF(scores_out);
     PyMem_Free(rows);
     PyMem_Free(ends);
+    PyMem_Free(most);
+    PyMem_Free(below);
+    PyMem_Free(order);
     PyMem_Free(heap);
     scoring_release(&scoring);
     PyBuffer_Release(&visible);

@@ -30,6 +30,7 @@ def best_of_any(
     visible: npt.NDArray[np.bool_],
     excluded: npt.NDArray[np.int64],
     depth: int,
+    bounded: bool,
     /,
 ) -> tuple[bytearray, bytearray]: ...
 def narrowed(

@@ -232,6 +232,31 @@ def test_query_weights_scale_each_terms_share() -> None:
     assert np.allclose(doubled, 2 * plain - only_second)
 
 
+@settings(max_examples=150, deadline=None)
+@given(
+    counts=st.lists(
+        st.dictionaries(st.sampled_from("abcd"), st.integers(1, 60), min_size=1),
+        min_size=2,
+        max_size=30,
+    ),
+    depth=st.integers(1, 4),
+)
+def test_best_of_any_skips_no_doc_that_belongs_in_the_best(
+    counts: list[dict[str, int]], depth: int
+) -> None:
+    # Counts up to 60 put shares near their bound, (k1 + 1) * idf, and a small depth
+    # raises the floor early: the docs MaxScore skips are close to the best.
+    corpus = [[term for term, count in doc.items() for _ in range(count)] for doc in counts]
+    index, ids = posting_index(corpus)
+    terms = list(ids.values())
+    everywhere = np.ones(len(corpus), dtype=bool)
+    docs, scores = index.best_of_any(terms, everywhere, np.empty(0, dtype=np.int64), depth)
+    every_doc = list(range(len(corpus)))
+    expected = summed_one_at_a_time(index, terms, every_doc, [1.0] * len(terms))
+    ranked = sorted(zip(every_doc, expected, strict=True), key=lambda pair: (-pair[1], pair[0]))
+    assert list(zip(docs.tolist(), scores.tolist(), strict=True)) == ranked[:depth]
+
+
 def summed_one_at_a_time(
     index: PostingIndex, terms: list[int], candidates: list[int], query_weights: list[float]
 ) -> list[float]:
