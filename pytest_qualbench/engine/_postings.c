@@ -56,6 +56,13 @@ static int buffer_of(PyObject *object, Py_buffer *view, char format, int writabl
         PyBuffer_Release(view);
         return -1;
     }
+    /* numpy maps an array at any offset of a file: a misaligned one is refused, not
+     * read with loads its type does not allow. */
+    if ((uintptr_t)view->buf % (uintptr_t)view->itemsize != 0) {
+        PyErr_Format(PyExc_ValueError, "%s: the array is not aligned", name);
+        PyBuffer_Release(view);
+        return -1;
+    }
     return 0;
 }
 
@@ -158,13 +165,14 @@ static inline int64_t settled(const uint16_t *ids, int64_t start, int64_t end, i
 /* The row of each of `count` ascending ids (`wanted`, all in one segment) in the run
  * ids[start:end), or -1 where the run does not hold it.
  *
- * Many ids against the run: one galloping walk along it, a step or two each. Few ids
- * against a long run (over 256 rows each: a query's trigrams lie in most chunks, and
- * their candidates are few): a probe where interpolation puts each id, the probes of
- * PROBE_BATCH ids prefetched together, then a short gallop from each. Replaying a
- * compound corpus's queries at 10^5 chunks, interpolating halved the sparse walks'
- * time and doubled the dense ones'. */
-static inline int dense_walk(int64_t rows, Py_ssize_t count) { return rows <= 256 * (int64_t)count; }
+ * At most 4 rows an id: one galloping walk along the run, a step or two each. More
+ * (few ids against a long run: a query's trigrams lie in most chunks): a probe where
+ * interpolation puts each id, the probes of PROBE_BATCH ids prefetched together so
+ * that their cache misses overlap, then a short gallop from each. Replaying a
+ * compound corpus's queries at 10^5 chunks, the probes beat the walk from 4 rows an
+ * id up (calls of 300-5000 candidates: 33.4 ms with the walk up to 256 rows an id,
+ * 21.1 ms up to 4). */
+static inline int dense_walk(int64_t rows, Py_ssize_t count) { return rows <= 4 * (int64_t)count; }
 
 static void found_rows(const uint16_t *ids, int64_t start, int64_t end, const uint16_t *wanted,
                        Py_ssize_t count, int64_t *rows) {
@@ -257,7 +265,8 @@ static int scoring_of(const Postings *postings, PyObject *weights, PyObject *nor
                 (scoring->weight_type == 'H' && scoring->weights.itemsize == 2) ||
                 (scoring->weight_type == 'f' && scoring->weights.itemsize == 4) ||
                 (scoring->weight_type == 'd' && scoring->weights.itemsize == 8);
-    if (scoring->weights.ndim != 1 || !known || scoring->weights.shape[0] != postings->id_count) {
+    if (scoring->weights.ndim != 1 || !known || scoring->weights.shape[0] != postings->id_count ||
+        (uintptr_t)scoring->weights.buf % (uintptr_t)scoring->weights.itemsize != 0) {
         PyErr_SetString(PyExc_ValueError, "posting weights do not match the doc ids");
         return -1;
     }
@@ -272,8 +281,10 @@ static int scoring_of(const Postings *postings, PyObject *weights, PyObject *nor
         PyErr_SetString(PyExc_ValueError, "terms, idfs and query weights differ in length");
         return -1;
     }
-    if (scoring->doc_count > postings->segments * SEGMENT_DOCS) {
-        PyErr_SetString(PyExc_ValueError, "norms past the last segment");
+    /* Every walk visits each segment: exactly the segments the docs fall into. */
+    Py_ssize_t segments = scoring->doc_count ? (scoring->doc_count - 1) / SEGMENT_DOCS + 1 : 1;
+    if (postings->segments != segments) {
+        PyErr_SetString(PyExc_ValueError, "the segment count does not match the norms");
         return -1;
     }
     scoring->term = scoring->terms.buf;
@@ -341,8 +352,9 @@ static void add_shares(const Scoring *scoring, Py_ssize_t t, const uint16_t *ids
         }
     } else if (row_count < 4 * (int64_t)count) {
         /* As many rows as candidates: one merge of the two. Every step's share is
-         * computed and added only where they meet (adding 0.0 to a total of
-         * nonnegative shares changes no bit), so no step waits on a branch. */
+         * computed and added only where they meet (adding 0.0 changes no bit of a total
+         * that started at +0.0 and took nonnegative shares: the callers' totals), so no
+         * step waits on a branch. */
         Py_ssize_t at = first;
         int64_t row = start;
         while (at < last && row < end) {
@@ -357,6 +369,112 @@ static void add_shares(const Scoring *scoring, Py_ssize_t t, const uint16_t *ids
         for (Py_ssize_t at = first; at < last; at++)
             if (rows[at] >= 0) total[at] += share_of(scoring, t, rows[at], docs[at]);
     }
+}
+
+/* Candidates being scored: their ids cut by segment and, for many of them, a slot
+ * per doc id (0 for a doc no candidate is, else 1 + its candidate's place) with a sum
+ * per slot (slot 0 a sink), so that a posting's rows find their candidates with no
+ * search (`slot_scan`). */
+typedef struct {
+    const int64_t *docs;
+    Py_ssize_t count;
+    Segmented cut;
+    int64_t *rows;
+    int32_t *slots;
+    double *sums;
+} Adder;
+
+static void adder_release(Adder *adder) {
+    PyMem_Free((void *)adder->docs);
+    segmented_release(&adder->cut);
+    PyMem_Free(adder->rows);
+    PyMem_Free(adder->slots);
+    PyMem_Free(adder->sums);
+}
+
+/* An adder of shares to `totals`, one a candidate of `docs` (count ascending doc ids
+ * below doc_count); -1 with an exception. Release it either way. */
+static int adder_of(const int64_t *docs, Py_ssize_t count, Py_ssize_t segments,
+                    Py_ssize_t doc_count, const double *totals, Adder *adder) {
+    /* The ids are copied: the caller's totals may share their buffer. */
+    int64_t *ids = PyMem_Malloc((size_t)(count ? count : 1) * sizeof(int64_t));
+    if (ids == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (count) memcpy(ids, docs, (size_t)count * sizeof(int64_t));
+    adder->docs = ids;
+    adder->count = count;
+    if (count >= INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "too many candidates");
+        return -1;
+    }
+    for (Py_ssize_t at = 0; at < count; at++) {
+        if (ids[at] < 0 || ids[at] >= doc_count) {
+            PyErr_SetString(PyExc_ValueError, "a candidate is not a doc id of the corpus");
+            return -1;
+        }
+    }
+    docs = ids;
+    if (segmented_of(docs, count, segments, &adder->cut) < 0) return -1;
+    adder->rows = PyMem_Malloc((size_t)(count ? count : 1) * sizeof(int64_t));
+    if (adder->rows == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    if (count < SLOT_SCAN_CANDIDATES) return 0;
+    adder->slots = PyMem_Calloc((size_t)segments * SEGMENT_DOCS, sizeof(int32_t));
+    adder->sums = PyMem_Malloc((size_t)(count + 1) * sizeof(double));
+    if (adder->slots == NULL || adder->sums == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    adder->sums[0] = 0.0;
+    for (Py_ssize_t at = 0; at < count; at++) {
+        adder->slots[docs[at]] = (int32_t)(at + 1);
+        adder->sums[at + 1] = totals[at];
+    }
+    return 0;
+}
+
+/* Add term t's share to the total of each candidate its posting holds (to
+ * `totals`, or to the adder's sums until `adder_totals`); -1 with ValueError. */
+static int add_term(const Postings *postings, const Scoring *scoring, Py_ssize_t t,
+                    Adder *adder, double *totals) {
+    for (Py_ssize_t segment = 0; segment < postings->segments; segment++) {
+        Py_ssize_t first = adder->cut.cuts[segment], last = adder->cut.cuts[segment + 1];
+        int64_t start, end;
+        if (first == last) continue;
+        if (run_of(postings, scoring->term[t], segment, &start, &end) < 0) return -1;
+        if (adder->slots != NULL && end - start <= SLOT_SCAN_ROWS * (int64_t)(last - first))
+            slot_scan(scoring, t, postings->ids, start, end, segment, adder->slots, adder->sums);
+        else
+            add_shares(scoring, t, postings->ids, start, end, &adder->cut, adder->docs, first,
+                       last, adder->slots != NULL ? adder->sums + 1 : totals, adder->rows);
+    }
+    return 0;
+}
+
+/* The sums an adder with slots kept, into `totals`. */
+static void adder_totals(const Adder *adder, double *totals) {
+    if (adder->slots != NULL)
+        for (Py_ssize_t at = 0; at < adder->count; at++) totals[at] = adder->sums[at + 1];
+}
+
+/* Add every term's shares, term after term, to the totals of `count` candidates. */
+static int add_every_term(const Postings *postings, const Scoring *scoring, const int64_t *docs,
+                          Py_ssize_t count, double *totals) {
+    Adder adder = {0};
+    int status = -1;
+    if (adder_of(docs, count, postings->segments, scoring->doc_count, totals, &adder) < 0)
+        goto done;
+    for (Py_ssize_t t = 0; t < scoring->term_count; t++)
+        if (add_term(postings, scoring, t, &adder, totals) < 0) goto done;
+    adder_totals(&adder, totals);
+    status = 0;
+done:
+    adder_release(&adder);
+    return status;
 }
 
 PyDoc_STRVAR(add_scores_doc,
@@ -377,73 +495,21 @@ static PyObject *add_scores(PyObject *module, PyObject *args) {
     Postings postings;
     if (postings_of(local, bounds, segments, &postings) < 0) return NULL;
     Scoring scoring = {0};
-    Segmented cut = {0};
     Py_buffer candidates = {0}, totals = {0};
-    int64_t *rows = NULL;
-    int32_t *slots = NULL;
-    double *sums = NULL;
     PyObject *result = NULL;
     if (scoring_of(&postings, weights, norms, terms, idfs, query_weights, k1, &scoring) < 0)
         goto done;
     if (buffer_of(candidates_object, &candidates, 'q', 0, "candidates") < 0) goto done;
     if (buffer_of(totals_object, &totals, 'd', 1, "totals") < 0) goto done;
-    Py_ssize_t count = candidates.shape[0];
-    const int64_t *docs = candidates.buf;
-    if (totals.shape[0] != count) {
+    if (totals.shape[0] != candidates.shape[0]) {
         PyErr_SetString(PyExc_ValueError, "candidates and totals differ in length");
         goto done;
     }
-    for (Py_ssize_t at = 0; at < count; at++) {
-        if (docs[at] < 0 || docs[at] >= scoring.doc_count) {
-            PyErr_SetString(PyExc_ValueError, "a candidate is not a doc id of the corpus");
-            goto done;
-        }
-    }
-    if (segmented_of(docs, count, segments, &cut) < 0) goto done;
-    rows = PyMem_Malloc((size_t)(count ? count : 1) * sizeof(int64_t));
-    if (rows == NULL) {
-        PyErr_NoMemory();
+    if (add_every_term(&postings, &scoring, candidates.buf, candidates.shape[0], totals.buf) < 0)
         goto done;
-    }
-    double *total = totals.buf;
-    /* Many candidates: a slot per doc id of the segments, 0 for a doc no candidate is,
-     * else 1 + its candidate's place, and a sum per slot (slot 0 a sink): a posting's
-     * rows then find their candidates with no search (`slot_scan`). */
-    if (count >= SLOT_SCAN_CANDIDATES) {
-        slots = PyMem_Calloc((size_t)segments * SEGMENT_DOCS, sizeof(int32_t));
-        sums = PyMem_Malloc((size_t)(count + 1) * sizeof(double));
-        if (slots == NULL || sums == NULL) {
-            PyErr_NoMemory();
-            goto done;
-        }
-        sums[0] = 0.0;
-        for (Py_ssize_t at = 0; at < count; at++) {
-            slots[docs[at]] = (int32_t)(at + 1);
-            sums[at + 1] = total[at];
-        }
-    }
-    for (Py_ssize_t t = 0; t < scoring.term_count; t++) {
-        for (Py_ssize_t segment = 0; segment < segments; segment++) {
-            Py_ssize_t first = cut.cuts[segment], last = cut.cuts[segment + 1];
-            int64_t start, end;
-            if (first == last) continue;
-            if (run_of(&postings, scoring.term[t], segment, &start, &end) < 0) goto done;
-            if (slots != NULL && end - start <= SLOT_SCAN_ROWS * (int64_t)(last - first))
-                slot_scan(&scoring, t, postings.ids, start, end, segment, slots, sums);
-            else
-                add_shares(&scoring, t, postings.ids, start, end, &cut, docs, first, last,
-                           slots != NULL ? sums + 1 : total, rows);
-        }
-    }
-    if (slots != NULL)
-        for (Py_ssize_t at = 0; at < count; at++) total[at] = sums[at + 1];
     result = Py_None;
     Py_INCREF(result);
 done:
-    PyMem_Free(rows);
-    PyMem_Free(slots);
-    PyMem_Free(sums);
-    segmented_release(&cut);
     scoring_release(&scoring);
     PyBuffer_Release(&candidates);
     PyBuffer_Release(&totals);
@@ -582,6 +648,24 @@ static Py_ssize_t heap_pushed(Scored *heap, Py_ssize_t size, Py_ssize_t depth, S
     return size;
 }
 
+/* The heap's docs and scores, best first, as a tuple of two bytearrays (int64, float64). */
+static PyObject *ranked_pair(Scored *heap, Py_ssize_t size) {
+    qsort(heap, (size_t)size, sizeof(Scored), best_first);
+    PyObject *docs = PyByteArray_FromStringAndSize(NULL, size * (Py_ssize_t)sizeof(int64_t));
+    PyObject *scores = PyByteArray_FromStringAndSize(NULL, size * (Py_ssize_t)sizeof(double));
+    PyObject *pair = NULL;
+    if (docs != NULL && scores != NULL) {
+        for (Py_ssize_t at = 0; at < size; at++) {
+            ((int64_t *)PyByteArray_AS_STRING(docs))[at] = heap[at].doc;
+            ((double *)PyByteArray_AS_STRING(scores))[at] = heap[at].score;
+        }
+        pair = PyTuple_Pack(2, docs, scores);
+    }
+    Py_XDECREF(docs);
+    Py_XDECREF(scores);
+    return pair;
+}
+
 PyDoc_STRVAR(best_of_any_doc,
 "best_of_any(local, bounds, segments, weights, norms, terms, idfs, query_weights, k1,\n"
 "            visible, excluded, depth, bounded) -> (bytearray, bytearray)\n\n"
@@ -610,14 +694,18 @@ static PyObject *best_of_any(PyObject *module, PyObject *args) {
     double *most = NULL, *below = NULL;
     Py_ssize_t *order = NULL;
     Scored *heap = NULL;
-    PyObject *result = NULL, *docs_out = NULL, *scores_out = NULL;
+    PyObject *result = NULL;
     if (scoring_of(&postings, weights, norms, terms, idfs, query_weights, k1, &scoring) < 0)
         goto done;
     if (buffer_of(visible_object, &visible, '?', 0, "visible") < 0) goto done;
     if (buffer_of(excluded_object, &excluded, 'q', 0, "excluded") < 0) goto done;
     Py_ssize_t term_count = scoring.term_count;
-    if (visible.shape[0] != scoring.doc_count || depth < 0) {
+    if (visible.shape[0] != scoring.doc_count) {
         PyErr_SetString(PyExc_ValueError, "visible differs from the norms in length");
+        goto done;
+    }
+    if (depth < 0) {
+        PyErr_SetString(PyExc_ValueError, "a negative depth");
         goto done;
     }
     const int64_t *skip = excluded.buf;
@@ -694,18 +782,8 @@ static PyObject *best_of_any(PyObject *module, PyObject *args) {
             }
         }
     }
-    qsort(heap, (size_t)size, sizeof(Scored), best_first);
-    docs_out = PyByteArray_FromStringAndSize(NULL, size * (Py_ssize_t)sizeof(int64_t));
-    scores_out = PyByteArray_FromStringAndSize(NULL, size * (Py_ssize_t)sizeof(double));
-    if (docs_out == NULL || scores_out == NULL) goto done;
-    for (Py_ssize_t at = 0; at < size; at++) {
-        ((int64_t *)PyByteArray_AS_STRING(docs_out))[at] = heap[at].doc;
-        ((double *)PyByteArray_AS_STRING(scores_out))[at] = heap[at].score;
-    }
-    result = PyTuple_Pack(2, docs_out, scores_out);
+    result = ranked_pair(heap, size);
 done:
-    Py_XDECREF(docs_out);
-    Py_XDECREF(scores_out);
     PyMem_Free(rows);
     PyMem_Free(ends);
     PyMem_Free(most);
@@ -794,7 +872,7 @@ static PyObject *holding_any(const WordGroups *groups, uint8_t *flags) {
     for (Py_ssize_t at = 0; at < words; at++)
         for (int64_t row = groups->offset[groups->word[at]];
              row < groups->offset[groups->word[at] + 1]; row++)
-            flags[groups->chunk[row]] = groups->shown[groups->chunk[row]];
+            flags[groups->chunk[row]] = groups->shown[groups->chunk[row]] != 0;
     Py_ssize_t count = 0;
     for (Py_ssize_t c = 0; c < groups->chunk_count; c++) count += flags[c];
     PyObject *result = PyByteArray_FromStringAndSize(NULL, count * (Py_ssize_t)sizeof(int64_t));

@@ -186,6 +186,12 @@ class PostingIndex:
         ids = SegmentedIds.stored(local_ids, id_bounds, len(doc_len))
         if weights.dtype not in (*EXACT_WEIGHT_TYPES, np.float64) or len(weights) != len(ids.local):
             raise ValueError("posting weights do not match the doc ids")
+        # The compiled rankings skip docs by a bound on each share that holds only for
+        # lengths and weights that are finite and not negative.
+        if not (np.isfinite(doc_len).all() and (doc_len >= 0).all()):
+            raise ValueError("document lengths are negative or not finite")
+        if weights.dtype.kind == "f" and not (np.isfinite(weights).all() and (weights >= 0).all()):
+            raise ValueError("posting weights are negative or not finite")
         index = cls.__new__(cls)
         index._hold(ids, weights, doc_len, k1=k1, b=b)
         return index
@@ -251,10 +257,6 @@ class PostingIndex:
         thousands of docs at 10^5 chunks for a hundred.
         """
         known = self._known(terms, query_weights)
-        # No share exceeds (k1 + 1) * idf * query weight while every length norm is
-        # positive and no query weight negative: the docs that cannot reach the best
-        # are then skipped (MaxScore).
-        bounded = self.k1 > 0 and 0 <= self.b <= 1 and bool((known.query_weights >= 0).all())
         docs, scores = _postings.best_of_any(
             *self._postings(),
             *known,
@@ -262,9 +264,15 @@ class PostingIndex:
             visible,
             np.ascontiguousarray(excluded, dtype=np.int64),
             depth,
-            bounded,
+            self._bounded(known),
         )
         return np.frombuffer(docs, dtype=np.int64), np.frombuffer(scores, dtype=np.float64)
+
+    def _bounded(self, known: KnownTerms) -> bool:
+        """Whether no share exceeds (k1 + 1) * idf * query weight, the bound by which the
+        compiled rankings skip docs: so while every length norm is positive and no
+        query weight negative."""
+        return self.k1 > 0 and 0 <= self.b <= 1 and bool((known.query_weights >= 0).all())
 
     def _postings(self) -> tuple[npt.NDArray[np.uint16], DocIds, int, Weights, Floats]:
         """The arrays every compiled walk reads: ids, runs, weights and length norms."""

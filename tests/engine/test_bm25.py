@@ -328,3 +328,24 @@ def test_concatenated_ranges_are_each_start_counted_up_by_its_length() -> None:
     assert concatenated_ranges(starts, lengths).tolist() == [5, 6, 7, 9, 2, 3]
     empty = np.empty(0, dtype=np.int64)
     assert concatenated_ranges(empty, empty).tolist() == []
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("doc_len", -2.0, "lengths are negative"),
+        ("doc_len", math.nan, "lengths are negative or not finite"),
+        ("weights", math.inf, "weights are negative or not finite"),
+        ("weights", -1.5, "weights are negative"),
+    ],
+)
+def test_stored_refuses_lengths_and_weights_no_share_bound_holds_for(
+    name: str, value: float, message: str
+) -> None:
+    # A negative length makes a negative norm, and a share past (k1 + 1) * idf: the
+    # rankings that skip docs by that bound would skip the best one.
+    index, _ = posting_index([["a", "b"], ["a"], ["b", "b"]], scale=1.5)
+    arrays = {key: array.copy() for key, array in index.arrays().items()}
+    arrays[name][1] = value
+    with pytest.raises(ValueError, match=message):
+        PostingIndex.stored(arrays, k1=1.2, b=0.75)

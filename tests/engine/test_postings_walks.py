@@ -91,3 +91,39 @@ def test_chunks_holding_refuses_words_and_chunks_out_of_range() -> None:
         _postings.chunks_holding(offsets, chunks, np.array([2]), ends, visible)
     with pytest.raises(ValueError, match="group ends"):
         _postings.chunks_holding(offsets, chunks, np.array([0]), np.array([2]), visible)
+
+
+def test_totals_may_share_the_candidates_buffer() -> None:
+    # The candidate ids are copied before any total is written over them.
+    shared = np.array([1, 3], dtype=np.int64)
+    _postings.add_scores(
+        LOCAL, BOUNDS, 1, np.array([2, 1], dtype=np.uint8), NORMS, np.array([0, 0]),
+        np.ones(2), np.ones(2), 1.2, shared, shared.view(np.float64),
+    )  # fmt: skip
+    share_1, share_3 = 2 * 2.2 / (1 + 2), 2.2 / 2
+    assert shared.view(np.float64).tolist() == [2 * share_1, 2 * share_3]
+
+
+def test_refuses_a_misaligned_array() -> None:
+    raw = np.zeros(3 * 8 + 1, dtype=np.uint8)
+    misaligned = raw[1:].view(np.int64)
+    with pytest.raises(ValueError, match="not aligned"):
+        _postings.narrowed(LOCAL, misaligned, 1, np.array([0]), 0)
+
+
+def test_refuses_a_segment_count_the_norms_do_not_have() -> None:
+    with pytest.raises(ValueError, match="segment count"):
+        _postings.add_scores(
+            LOCAL, np.array([0, 2, 2], dtype=np.int64), 2, np.array([2, 1], dtype=np.uint8),
+            NORMS, np.array([0]), np.ones(1), np.ones(1), 1.2, np.array([1]), np.zeros(1),
+        )  # fmt: skip
+
+
+def test_a_visible_flag_of_any_nonzero_byte_counts_once() -> None:
+    offsets = np.array([0, 2], dtype=np.int64)
+    chunks = np.array([0, 2], dtype=np.int32)
+    visible = np.array([200, 0, 7, 0], dtype=np.uint8).view(bool)
+    _, any_ = _postings.chunks_holding(
+        offsets, chunks, np.array([0]), np.array([0, 1], dtype=np.int64), visible
+    )
+    assert np.frombuffer(any_, dtype=np.int64).tolist() == [0, 2]
