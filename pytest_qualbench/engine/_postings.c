@@ -517,6 +517,22 @@ done:
     return result;
 }
 
+static int ascending_ids(const void *left, const void *right) {
+    int64_t a = *(const int64_t *)left, b = *(const int64_t *)right;
+    return (a > b) - (a < b);
+}
+
+/* A posting key and its size, ordered by size, then key. */
+typedef struct {
+    int64_t size, key;
+} KeySize;
+
+static int smaller_first(const void *left, const void *right) {
+    KeySize a = *(const KeySize *)left, b = *(const KeySize *)right;
+    if (a.size != b.size) return (a.size > b.size) - (a.size < b.size);
+    return (a.key > b.key) - (a.key < b.key);
+}
+
 /* Keep the ids of found[0:count) (ascending) that key's posting holds; their count. */
 static Py_ssize_t kept_in(const Postings *postings, int64_t key, int64_t *found,
                           Py_ssize_t count, int64_t *rows) {
@@ -540,8 +556,9 @@ done:
 
 PyDoc_STRVAR(narrowed_doc,
 "narrowed(local, bounds, segments, keys, few) -> bytearray\n\n"
-"The ids (int64, ascending) in the postings of `keys` (ordered rarest first by the\n"
-"caller), intersecting from the first key on and stopping once at most `few` are left.");
+"The ids (int64, ascending) in the postings of `keys` (none when a key is negative),\n"
+"intersecting from the shortest posting up (ties by key) and stopping once at most\n"
+"`few` are left.");
 
 static PyObject *narrowed(PyObject *module, PyObject *args) {
     PyObject *local, *bounds, *keys_object;
@@ -551,12 +568,45 @@ static PyObject *narrowed(PyObject *module, PyObject *args) {
     Postings postings;
     if (postings_of(local, bounds, segments, &postings) < 0) return NULL;
     Py_buffer keys = {0};
-    int64_t *rows = NULL;
+    int64_t *rows = NULL, *key = NULL;
+    KeySize *by_size = NULL;
     PyObject *result = NULL, *out = NULL;
     if (buffer_of(keys_object, &keys, 'q', 0, "keys") < 0) goto done;
-    const int64_t *key = keys.buf;
-    Py_ssize_t key_count = keys.shape[0];
-    if (key_count == 0) {
+    const int64_t *given = keys.buf;
+    Py_ssize_t key_count = 0;
+    key = PyMem_Malloc(((size_t)keys.shape[0] + 1) * sizeof(int64_t));
+    by_size = PyMem_Malloc(((size_t)keys.shape[0] + 1) * sizeof(KeySize));
+    if (key == NULL || by_size == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    /* The distinct keys by posting size, ties by key (sorted, not inserted: a hostile
+     * query may have any number). A negative key is held nowhere: no id is in every
+     * posting. */
+    for (Py_ssize_t at = 0; at < keys.shape[0]; at++) {
+        if (given[at] < 0) {
+            key_count = -1;
+            break;
+        }
+        key[key_count++] = given[at];
+    }
+    if (key_count > 0) {
+        qsort(key, (size_t)key_count, sizeof(int64_t), ascending_ids);
+        Py_ssize_t distinct = 0;
+        for (Py_ssize_t at = 0; at < key_count; at++)
+            if (distinct == 0 || key[distinct - 1] != key[at]) key[distinct++] = key[at];
+        key_count = distinct;
+        for (Py_ssize_t at = 0; at < key_count; at++) {
+            int64_t start, unused, end;
+            if (run_of(&postings, key[at], 0, &start, &unused) < 0) goto done;
+            if (run_of(&postings, key[at], segments - 1, &unused, &end) < 0) goto done;
+            by_size[at].size = end - start;
+            by_size[at].key = key[at];
+        }
+        qsort(by_size, (size_t)key_count, sizeof(KeySize), smaller_first);
+        for (Py_ssize_t at = 0; at < key_count; at++) key[at] = by_size[at].key;
+    }
+    if (key_count <= 0) {
         result = PyByteArray_FromStringAndSize(NULL, 0);
         goto done;
     }
@@ -595,6 +645,8 @@ static PyObject *narrowed(PyObject *module, PyObject *args) {
 done:
     Py_XDECREF(out);
     PyMem_Free(rows);
+    PyMem_Free(key);
+    PyMem_Free(by_size);
     PyBuffer_Release(&keys);
     postings_release(&postings);
     return result;
@@ -795,11 +847,6 @@ done:
     PyBuffer_Release(&excluded);
     postings_release(&postings);
     return result;
-}
-
-static int ascending_ids(const void *left, const void *right) {
-    int64_t a = *(const int64_t *)left, b = *(const int64_t *)right;
-    return (a > b) - (a < b);
 }
 
 /* The chunks of one call of chunks_holding, found in each query word's group. */

@@ -154,11 +154,6 @@ class SegmentedIds:
         A superset of the ids in every posting, for a caller that checks the few itself
         more cheaply than the remaining intersections would.
         """
-        if not keys or min(keys) < 0:
-            return np.empty(0, dtype=np.int64)
-        distinct = np.unique(np.asarray(keys, dtype=np.int64))
-        starts, ends = self.spans(distinct)
-        # By posting length, ties by key (a stable sort of ascending keys).
-        rarest_first = distinct[np.argsort(ends - starts, kind="stable")]
-        found = _postings.narrowed(self.local, self.bounds, self.segments, rarest_first, few)
+        wanted = np.array(keys, dtype=np.int64)
+        found = _postings.narrowed(self.local, self.bounds, self.segments, wanted, few)
         return np.frombuffer(found, dtype=np.int64)

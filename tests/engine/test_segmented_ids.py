@@ -220,3 +220,12 @@ def test_many_candidates_mixing_every_walk_sum_each_term_in_order() -> None:
                     tf, norm = float(doc % 5 + 1), float(index.norms[doc])
                     expected += tf * 2.2 / (norm + tf) * idf(size, len(postings[term]))
             assert score == expected
+
+
+def test_narrowed_takes_keys_in_any_order_and_number() -> None:
+    # Repeats and order do not matter; 200,000 keys (a hostile query's) are sorted,
+    # not inserted one by one.
+    ids = SegmentedIds.of(*plain_csr(POSTINGS), SIZE)
+    assert ids.narrowed([2, 0, 2, 0], 0).tolist() == sorted(set(POSTINGS[0]) & set(POSTINGS[2]))
+    assert ids.narrowed([0, 2] * 100_000, 0).tolist() == ids.narrowed([2, 0], 0).tolist()
+    assert ids.narrowed([2, 0] * 100_000 + [-1], 0).tolist() == []
