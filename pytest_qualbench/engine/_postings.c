@@ -438,7 +438,7 @@ static int adder_of(const int64_t *docs, Py_ssize_t count, Py_ssize_t segments,
 }
 
 /* Add term t's share to the total of each candidate its posting holds (to
- * `totals`, or to the adder's sums until `adder_totals`); -1 with ValueError. */
+ * `totals`, or to the adder's sums when it keeps slots); -1 with ValueError. */
 static int add_term(const Postings *postings, const Scoring *scoring, Py_ssize_t t,
                     Adder *adder, double *totals) {
     for (Py_ssize_t segment = 0; segment < postings->segments; segment++) {
@@ -455,12 +455,6 @@ static int add_term(const Postings *postings, const Scoring *scoring, Py_ssize_t
     return 0;
 }
 
-/* The sums an adder with slots kept, into `totals`. */
-static void adder_totals(const Adder *adder, double *totals) {
-    if (adder->slots != NULL)
-        for (Py_ssize_t at = 0; at < adder->count; at++) totals[at] = adder->sums[at + 1];
-}
-
 /* Add every term's shares, term after term, to the totals of `count` candidates. */
 static int add_every_term(const Postings *postings, const Scoring *scoring, const int64_t *docs,
                           Py_ssize_t count, double *totals) {
@@ -470,7 +464,9 @@ static int add_every_term(const Postings *postings, const Scoring *scoring, cons
         goto done;
     for (Py_ssize_t t = 0; t < scoring->term_count; t++)
         if (add_term(postings, scoring, t, &adder, totals) < 0) goto done;
-    adder_totals(&adder, totals);
+    /* The sums kept by slot go back to the totals. */
+    if (adder.slots != NULL)
+        for (Py_ssize_t at = 0; at < count; at++) totals[at] = adder.sums[at + 1];
     status = 0;
 done:
     adder_release(&adder);
