@@ -197,6 +197,10 @@ def _npy_view(mapped: mmap.mmap) -> Any:
     offset = header.tell()
     if offset + count * dtype.itemsize != len(mapped):
         raise ValueError("an array's bytes do not match its shape")
+    # numpy pads its header so the data is aligned; a view at any other offset would be
+    # a misaligned array, which the compiled query path refuses mid-query.
+    if offset % dtype.alignment:
+        raise ValueError("an array's data is not aligned as numpy writes it")
     if count == 0:
         return np.empty(shape, dtype=dtype)
     return np.frombuffer(mapped, dtype=dtype, count=count, offset=offset).reshape(shape)

@@ -284,6 +284,41 @@ def test_a_planted_object_array_is_never_unpickled(tmp_path: Path, engine: Engin
     assert not marker.exists()
 
 
+def misaligned_npy(array: np.ndarray) -> bytes:
+    """A valid .npy file of `array` whose header is one byte longer than numpy writes it."""
+    data = npy_bytes(array)
+    header_length = int.from_bytes(data[8:10], "little")
+    header = data[10 : 10 + header_length].rstrip(b"\n") + b" \n"
+    return data[:8] + len(header).to_bytes(2, "little") + header + data[10 + header_length :]
+
+
+@pytest.mark.parametrize(
+    ("name", "plant"),
+    [
+        pytest.param("porter.doc_len", lambda array: npy_bytes(-array), id="negative lengths"),
+        pytest.param(
+            "trigram.doc_len",
+            lambda array: npy_bytes(np.full_like(array, np.nan)),
+            id="lengths not a number",
+        ),
+        pytest.param("porter.id_bounds", misaligned_npy, id="misaligned data"),
+    ],
+)
+def test_planted_arrays_the_query_path_cannot_take_are_corrupt_and_rebuilt(
+    tmp_path: Path, engine: Engine, name: str, plant: Callable[[np.ndarray], bytes]
+) -> None:
+    # Every checksum matches: only the arrays' content can refuse them, at load, so no
+    # query meets them (negative lengths void the bound the porter fill skips docs by).
+    state = engine.index_state()
+    files = {key: npy_bytes(array) for key, array in state.arrays.items()}
+    files[name] = plant(np.asarray(state.arrays[name]))
+    cache = IndexCache(tmp_path / "cache")
+    plant_manifest(cache, "k", dict(state.document), files)
+    assert cache.load("markdown", "k", Engine()) == Loaded(None, "corrupt")
+    assert cache.store("markdown", "k", engine)
+    assert cache.load("markdown", "k", Engine()).status == "hit"
+
+
 @pytest.mark.parametrize("file", ["../escape.npy", "/etc/passwd", "0.npy/..", None])
 def test_a_manifest_naming_a_file_outside_its_directory_is_corrupt(
     tmp_path: Path, engine: Engine, file: str | None
