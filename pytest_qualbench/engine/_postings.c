@@ -316,11 +316,13 @@ static inline double share_of(const Scoring *scoring, Py_ssize_t t, int64_t row,
  * of at most SLOT_SCAN_ROWS rows a candidate is then scanned whole (`slot_scan`). */
 #define SLOT_SCAN_CANDIDATES 4096
 #define SLOT_SCAN_ROWS 8
+/* Sums below this slot are sinks, where the shares of non-candidates go. */
+#define SLOT_SINKS 8
 
 /* Add term t's share at each row of [start, end) (segment `segment`) to the sum of
- * that row's slot: the sink, slot 0, for a doc that is no candidate. Every row's share
- * is computed and no step waits on another's load or branch: a merge's steps each wait
- * on the last (about 2 ns a step), these overlap. */
+ * that row's slot: a sink (one of the first SLOT_SINKS) for a doc that is no candidate.
+ * Every row's share is computed and no step waits on another's load or branch: a merge's
+ * steps each wait on the last (about 2 ns a step), these overlap. */
 static void slot_scan(const Scoring *scoring, Py_ssize_t t, const uint16_t *ids, int64_t start,
                       int64_t end, Py_ssize_t segment, const int32_t *slots, double *sums) {
     int64_t base = (int64_t)segment << SEGMENT_BITS, last_doc = scoring->doc_count - 1;
@@ -328,6 +330,9 @@ static void slot_scan(const Scoring *scoring, Py_ssize_t t, const uint16_t *ids,
         int64_t doc = base + ids[row];
         /* A doc past the corpus (a damaged posting) has no norm: read doc 0's, sunk. */
         int32_t slot = doc <= last_doc ? slots[doc] : 0;
+        /* Consecutive rows of non-candidates take turns among the sinks: one sink would
+         * chain every such row's add on the last one's store. */
+        slot = slot ? slot : (int32_t)(row & (SLOT_SINKS - 1));
         sums[slot] += share_of(scoring, t, row, doc <= last_doc ? doc : 0);
     }
 }
@@ -372,9 +377,9 @@ static void add_shares(const Scoring *scoring, Py_ssize_t t, const uint16_t *ids
 }
 
 /* Candidates being scored: their ids cut by segment and, for many of them, a slot
- * per doc id (0 for a doc no candidate is, else 1 + its candidate's place) with a sum
- * per slot (slot 0 a sink), so that a posting's rows find their candidates with no
- * search (`slot_scan`). */
+ * per doc id (0 for a doc no candidate is, else SLOT_SINKS + its candidate's place)
+ * with a sum per slot (the first SLOT_SINKS are sinks), so that a posting's rows find
+ * their candidates with no search (`slot_scan`). */
 typedef struct {
     const int64_t *docs;
     Py_ssize_t count;
@@ -424,15 +429,15 @@ static int adder_of(const int64_t *docs, Py_ssize_t count, Py_ssize_t segments,
     }
     if (count < SLOT_SCAN_CANDIDATES) return 0;
     adder->slots = PyMem_Calloc((size_t)segments * SEGMENT_DOCS, sizeof(int32_t));
-    adder->sums = PyMem_Malloc((size_t)(count + 1) * sizeof(double));
+    adder->sums = PyMem_Malloc((size_t)(count + SLOT_SINKS) * sizeof(double));
     if (adder->slots == NULL || adder->sums == NULL) {
         PyErr_NoMemory();
         return -1;
     }
-    adder->sums[0] = 0.0;
+    for (Py_ssize_t sink = 0; sink < SLOT_SINKS; sink++) adder->sums[sink] = 0.0;
     for (Py_ssize_t at = 0; at < count; at++) {
-        adder->slots[docs[at]] = (int32_t)(at + 1);
-        adder->sums[at + 1] = totals[at];
+        adder->slots[docs[at]] = (int32_t)(at + SLOT_SINKS);
+        adder->sums[at + SLOT_SINKS] = totals[at];
     }
     return 0;
 }
@@ -450,7 +455,8 @@ static int add_term(const Postings *postings, const Scoring *scoring, Py_ssize_t
             slot_scan(scoring, t, postings->ids, start, end, segment, adder->slots, adder->sums);
         else
             add_shares(scoring, t, postings->ids, start, end, &adder->cut, adder->docs, first,
-                       last, adder->slots != NULL ? adder->sums + 1 : totals, adder->rows);
+                       last, adder->slots != NULL ? adder->sums + SLOT_SINKS : totals,
+                       adder->rows);
     }
     return 0;
 }
@@ -466,7 +472,7 @@ static int add_every_term(const Postings *postings, const Scoring *scoring, cons
         if (add_term(postings, scoring, t, &adder, totals) < 0) goto done;
     /* The sums kept by slot go back to the totals. */
     if (adder.slots != NULL)
-        for (Py_ssize_t at = 0; at < count; at++) totals[at] = adder.sums[at + 1];
+        for (Py_ssize_t at = 0; at < count; at++) totals[at] = adder.sums[at + SLOT_SINKS];
     status = 0;
 done:
     adder_release(&adder);
