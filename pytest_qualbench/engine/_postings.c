@@ -872,43 +872,57 @@ static int chunks_in_range(const WordGroups *groups) {
     return 0;
 }
 
+/* From this share of the chunks on, the chunks holding every group are listed by a pass
+ * over all chunks' counters rather than sorted. */
+#define SCANNED_HOLDERS 16
+
 /* The visible chunks holding a word of every group, ascending, as a bytearray of int64.
  * `held` (a zeroed counter a chunk) ends with how many groups, from the first on, each
  * chunk holds a word of. */
 static PyObject *holding_every(const WordGroups *groups, uint32_t *held) {
-    Py_ssize_t found = 0, room = 64;
-    int64_t *ids = PyMem_Malloc((size_t)room * sizeof(int64_t));
-    PyObject *result = NULL;
+    Py_ssize_t last = groups->group_count - 1;
+    /* Room for every row of the last group, and one more for the scan below. */
+    int64_t last_rows = 0;
+    for (Py_ssize_t at = last ? groups->end[last - 1] : 0; at < groups->end[last]; at++)
+        last_rows += groups->offset[groups->word[at] + 1] - groups->offset[groups->word[at]];
+    int64_t *ids = PyMem_Malloc((size_t)(last_rows + 1) * sizeof(int64_t));
     if (ids == NULL) return PyErr_NoMemory();
-    for (Py_ssize_t group = 0, at = 0; group < groups->group_count; group++) {
+    Py_ssize_t found = 0;
+    for (Py_ssize_t group = 0, at = 0; group <= last; group++) {
         for (; at < groups->end[group]; at++) {
-            int64_t first = groups->offset[groups->word[at]];
-            for (int64_t row = first; row < groups->offset[groups->word[at] + 1]; row++) {
-                int32_t c = groups->chunk[row];
-                /* Counted once per group, and only after every group before it. */
-                if (held[c] != (uint32_t)group) continue;
-                held[c] = (uint32_t)group + 1;
-                if (group + 1 < groups->group_count) continue;
-                if (found == room) {
-                    int64_t *grown = PyMem_Realloc(ids, (size_t)(2 * room) * sizeof(int64_t));
-                    if (grown == NULL) {
-                        PyErr_NoMemory();
-                        goto done;
-                    }
-                    ids = grown;
-                    room *= 2;
+            const int32_t *row = groups->chunk + groups->offset[groups->word[at]];
+            const int32_t *end = groups->chunk + groups->offset[groups->word[at] + 1];
+            /* Counted once per group, and only after every group before it: no branch,
+             * since whether a row's chunk counts is a coin toss. */
+            if (group < last) {
+                for (; row < end; row++) held[*row] += held[*row] == (uint32_t)group;
+            } else {
+                for (; row < end; row++) {
+                    uint32_t counted = held[*row] == (uint32_t)group;
+                    held[*row] += counted;
+                    ids[found] = *row;
+                    found += counted;
                 }
-                ids[found++] = c;
             }
         }
     }
-    /* In row order: sorted, then the hidden ones left out. */
-    qsort(ids, (size_t)found, sizeof(int64_t), ascending_ids);
+    /* In row order: sorted, then the hidden ones left out. A list as long as a
+     * sixteenth of the chunks is read off the counters in chunk order instead: one pass
+     * over them costs less than sorting it. */
     Py_ssize_t kept = 0;
-    for (Py_ssize_t at = 0; at < found; at++)
-        if (groups->shown[ids[at]]) ids[kept++] = ids[at];
-    result = PyByteArray_FromStringAndSize((const char *)ids, kept * (Py_ssize_t)sizeof(int64_t));
-done:
+    if (found >= groups->chunk_count / SCANNED_HOLDERS) {
+        uint32_t every = (uint32_t)groups->group_count;
+        for (Py_ssize_t c = 0; c < groups->chunk_count; c++) {
+            ids[kept] = c;
+            kept += held[c] == every && groups->shown[c];
+        }
+    } else {
+        qsort(ids, (size_t)found, sizeof(int64_t), ascending_ids);
+        for (Py_ssize_t at = 0; at < found; at++)
+            if (groups->shown[ids[at]]) ids[kept++] = ids[at];
+    }
+    PyObject *result =
+        PyByteArray_FromStringAndSize((const char *)ids, kept * (Py_ssize_t)sizeof(int64_t));
     PyMem_Free(ids);
     return result;
 }

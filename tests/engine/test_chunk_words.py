@@ -6,10 +6,10 @@ import re
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_qualbench.engine import split
+from pytest_qualbench.engine import _postings, split
 from pytest_qualbench.engine.analysis import haystack
 from pytest_qualbench.engine.chunk_words import ChunkWords, chunk_words
 from pytest_qualbench.engine.split import split_chunks
@@ -240,3 +240,36 @@ def test_stored_refuses_a_word_trigram_posting_going_back() -> None:
     arrays["word_local_ids"][start:end] = [1, 0]
     with pytest.raises(ValueError, match="posting ids are not ascending"):
         ChunkWords.stored(words.words, arrays, 1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    chunk_count=st.sampled_from([1, 40, 400]),
+    seed=st.integers(0, 2**32 - 1),
+    group_sizes=st.lists(st.integers(0, 4), min_size=1, max_size=4),
+    density=st.sampled_from([0.01, 0.2, 0.7]),
+)
+def test_chunks_holding_is_the_set_of_chunks_it_stands_for(
+    chunk_count: int, seed: int, group_sizes: list[int], density: float
+) -> None:
+    # Few or many chunks hold every group (the list is sorted or read off the counters),
+    # with some hidden; a word's chunks may repeat across the words of one group.
+    rng = np.random.default_rng(seed)
+    word_chunks = [
+        np.flatnonzero(rng.random(chunk_count) < density).astype(np.int32) for _ in range(12)
+    ]
+    visible = rng.random(chunk_count) < 0.8
+    groups = [rng.choice(12, size, replace=False).tolist() for size in group_sizes]
+    every, any_ = _postings.chunks_holding(
+        np.concatenate(([0], np.cumsum([len(chunks) for chunks in word_chunks]))),
+        np.concatenate(word_chunks),
+        np.array([word for group in groups for word in group], dtype=np.int64),
+        np.cumsum(group_sizes, dtype=np.int64),
+        visible,
+    )
+    holders = [{int(c) for word in group for c in word_chunks[word]} for group in groups]
+    shown = set(np.flatnonzero(visible).tolist())
+    expected_every = sorted(shown.intersection(*holders))
+    expected_any = [] if expected_every else sorted(shown.intersection(set().union(*holders)))
+    assert np.frombuffer(every, dtype=np.int64).tolist() == expected_every
+    assert np.frombuffer(any_, dtype=np.int64).tolist() == expected_any
