@@ -720,6 +720,194 @@ static PyObject *ranked_pair(Scored *heap, Py_ssize_t size) {
     return pair;
 }
 
+/* From this many candidates on, best_of first bounds their scores by the terms of the
+ * largest shares and scores exactly only those that can reach the best. */
+#define PRUNED_CANDIDATES 4096
+/* The best's lowest score is first estimated once the terms added hold a fifth of all
+ * terms' bound; again whenever the terms not yet added could add at most PRUNE_REST_SHARE
+ * of the last estimate, at most ESTIMATES times before the bound is given up. The bound
+ * is kept once it leaves at most one candidate in PRUNED_SHARE. (Measured on both
+ * benchmark corpora at 10^5 chunks: docs/performance.md, "Issue 28, round 5".) */
+#define FIRST_ESTIMATE_REST 0.8
+#define PRUNE_REST_SHARE 0.4
+#define PRUNED_SHARE 4
+#define ESTIMATES 3
+
+/* The `depth` best of `count` candidates by their `scores` pushed onto `heap`; its size. */
+static Py_ssize_t heaped(const int64_t *docs, const double *scores, Py_ssize_t count,
+                         Py_ssize_t depth, Scored *heap) {
+    Py_ssize_t size = 0;
+    for (Py_ssize_t at = 0; at < count; at++) {
+        Scored scored = {scores[at], docs[at]};
+        size = heap_pushed(heap, size, depth, scored);
+    }
+    return size;
+}
+
+/* BM25 of `count` candidates (ascending) into `totals`, summed from +0.0 in term order. */
+static int exact_scores(const Postings *postings, const Scoring *scoring, const int64_t *docs,
+                        Py_ssize_t count, double *totals) {
+    for (Py_ssize_t at = 0; at < count; at++) totals[at] = 0.0;
+    return add_every_term(postings, scoring, docs, count, totals);
+}
+
+static int ascending_scored(const void *left, const void *right) {
+    int64_t a = ((const Scored *)left)->doc, b = ((const Scored *)right)->doc;
+    return (a > b) - (a < b);
+}
+
+/* A lower bound on the depth-th best exact score of the candidates: the exact scores of
+ * the `depth` best by `partial`, the lowest of them. `heap` and `scratch` have room for
+ * depth. -INFINITY with an exception set on failure. */
+static double lowest_of_best(const Postings *postings, const Scoring *scoring,
+                             const int64_t *docs, const double *partial, Py_ssize_t count,
+                             Py_ssize_t depth, Scored *heap, int64_t *picked, double *scratch) {
+    Py_ssize_t size = heaped(docs, partial, count, depth, heap);
+    qsort(heap, (size_t)size, sizeof(Scored), ascending_scored);
+    for (Py_ssize_t at = 0; at < size; at++) picked[at] = heap[at].doc;
+    if (exact_scores(postings, scoring, picked, size, scratch) < 0) return -INFINITY;
+    double lowest = INFINITY;
+    for (Py_ssize_t at = 0; at < size; at++) lowest = scratch[at] < lowest ? scratch[at] : lowest;
+    return lowest;
+}
+
+/* The `depth` best candidates onto `heap` (its size in `*size`) by MaxScore's bound
+ * taken term at a time (Turtle and Flood 1995): the terms of the largest shares are
+ * added first, to a partial sum a candidate; once the other terms could add little,
+ * a candidate whose partial sum and their bound fall below the exact scores of `depth`
+ * others cannot be among the best, and only the rest are scored exactly, in term order.
+ * 1 when it paid (few were left), 0 when not (nothing on the heap), -1 on error. */
+static int best_pruned(const Postings *postings, const Scoring *scoring, const int64_t *docs,
+                       Py_ssize_t count, Py_ssize_t depth, Scored *heap, Py_ssize_t *size) {
+    Py_ssize_t term_count = scoring->term_count;
+    Adder adder = {0};
+    double *zeros = PyMem_Calloc((size_t)count, sizeof(double));
+    double *most = PyMem_Calloc((size_t)term_count + 1, sizeof(double));
+    double *rest = PyMem_Calloc((size_t)term_count + 1, sizeof(double));
+    Py_ssize_t *order = PyMem_Calloc((size_t)term_count + 1, sizeof(Py_ssize_t));
+    int64_t *kept = PyMem_Malloc((size_t)count * sizeof(int64_t));
+    double *scratch = PyMem_Malloc((size_t)count * sizeof(double));
+    int status = -1;
+    if (!zeros || !most || !rest || !order || !kept || !scratch) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (adder_of(docs, count, postings->segments, scoring->doc_count, zeros, &adder) < 0)
+        goto done;
+    /* The partial sums: the adder's own, by slot, when it keeps slots. */
+    double *partial = adder.slots != NULL ? adder.sums + SLOT_SINKS : zeros;
+    /* Each term's largest share, with room for rounding; the terms by it, descending;
+     * rest[k], what the terms order[k:] can add at most. */
+    for (Py_ssize_t t = 0; t < term_count; t++) {
+        most[t] = scoring->k1_plus_1 * scoring->idf[t] * scoring->query_weight[t] * 1.000001;
+        Py_ssize_t at = t;
+        for (; at > 0 && most[order[at - 1]] < most[t]; at--) order[at] = order[at - 1];
+        order[at] = t;
+    }
+    for (Py_ssize_t k = term_count; k > 0; k--) rest[k - 1] = rest[k] + most[order[k - 1]];
+    double lowest = -INFINITY;
+    int estimates = 0;
+    status = 0;
+    for (Py_ssize_t k = 0; k < term_count && estimates < ESTIMATES; k++) {
+        if (add_term(postings, scoring, order[k], &adder, zeros) < 0) goto failed;
+        if (estimates ? rest[k + 1] > PRUNE_REST_SHARE * lowest
+                      : rest[k + 1] > FIRST_ESTIMATE_REST * rest[0])
+            continue;
+        double estimate = lowest_of_best(postings, scoring, adder.docs, partial, count, depth,
+                                         heap, kept, scratch);
+        if (PyErr_Occurred()) goto failed;
+        lowest = estimate > lowest ? estimate : lowest;
+        estimates++;
+        if (rest[k + 1] > PRUNE_REST_SHARE * lowest) continue;
+        /* A partial sum is added in another order than the exact score: room for that. */
+        Py_ssize_t left = 0;
+        for (Py_ssize_t at = 0; at < count; at++) {
+            kept[left] = adder.docs[at];
+            left += partial[at] * 1.000001 + rest[k + 1] >= lowest;
+        }
+        if (left * PRUNED_SHARE > count) continue;
+        if (exact_scores(postings, scoring, kept, left, scratch) < 0) goto failed;
+        *size = heaped(kept, scratch, left, depth, heap);
+        status = 1;
+        break;
+    }
+    goto done;
+failed:
+    status = -1;
+done:
+    adder_release(&adder);
+    PyMem_Free(zeros);
+    PyMem_Free(most);
+    PyMem_Free(rest);
+    PyMem_Free(order);
+    PyMem_Free(kept);
+    PyMem_Free(scratch);
+    return status;
+}
+
+PyDoc_STRVAR(best_of_doc,
+"best_of(local, bounds, segments, weights, norms, terms, idfs, query_weights, k1,\n"
+"        candidates, depth, bounded) -> (bytearray, bytearray)\n\n"
+"The `depth` best of the candidates (ascending doc ids): their ids (int64) and BM25\n"
+"scores (float64), best first, equal scores by doc id, each score summed in term order\n"
+"as add_scores sums it. With `bounded` (no share exceeds (k1 + 1) * idf * query\n"
+"weight), many candidates are first bounded by the terms of the largest shares, and\n"
+"only those that can reach the best are scored exactly.");
+
+static PyObject *best_of(PyObject *module, PyObject *args) {
+    PyObject *local, *bounds, *weights, *norms, *terms, *idfs, *query_weights, *candidates_object;
+    Py_ssize_t segments, depth;
+    double k1;
+    int bounded;
+    if (!PyArg_ParseTuple(args, "OOnOOOOOdOnp", &local, &bounds, &segments, &weights, &norms,
+                          &terms, &idfs, &query_weights, &k1, &candidates_object, &depth,
+                          &bounded))
+        return NULL;
+    Postings postings;
+    if (postings_of(local, bounds, segments, &postings) < 0) return NULL;
+    Scoring scoring = {0};
+    Py_buffer candidates = {0};
+    Scored *heap = NULL;
+    double *totals = NULL;
+    PyObject *result = NULL;
+    if (scoring_of(&postings, weights, norms, terms, idfs, query_weights, k1, &scoring) < 0)
+        goto done;
+    if (buffer_of(candidates_object, &candidates, 'q', 0, "candidates") < 0) goto done;
+    if (depth < 0) {
+        PyErr_SetString(PyExc_ValueError, "a negative depth");
+        goto done;
+    }
+    Py_ssize_t count = candidates.shape[0], size = 0;
+    depth = depth < count ? depth : count;
+    heap = PyMem_Calloc((size_t)depth + 1, sizeof(Scored));
+    if (heap == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    int pruned = 0;
+    if (bounded && depth && count >= PRUNED_CANDIDATES) {
+        pruned = best_pruned(&postings, &scoring, candidates.buf, count, depth, heap, &size);
+        if (pruned < 0) goto done;
+    }
+    if (!pruned) {
+        totals = PyMem_Malloc((size_t)(count ? count : 1) * sizeof(double));
+        if (totals == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        if (exact_scores(&postings, &scoring, candidates.buf, count, totals) < 0) goto done;
+        size = heaped(candidates.buf, totals, count, depth, heap);
+    }
+    result = ranked_pair(heap, size);
+done:
+    PyMem_Free(heap);
+    PyMem_Free(totals);
+    scoring_release(&scoring);
+    PyBuffer_Release(&candidates);
+    postings_release(&postings);
+    return result;
+}
+
 PyDoc_STRVAR(best_of_any_doc,
 "best_of_any(local, bounds, segments, weights, norms, terms, idfs, query_weights, k1,\n"
 "            visible, excluded, depth, bounded) -> (bytearray, bytearray)\n\n"
@@ -1017,6 +1205,7 @@ done:
 }
 
 static PyMethodDef methods[] = {
+    {"best_of", best_of, METH_VARARGS, best_of_doc},
     {"best_of_any", best_of_any, METH_VARARGS, best_of_any_doc},
     {"chunks_holding", chunks_holding, METH_VARARGS, chunks_holding_doc},
     {"add_scores", add_scores, METH_VARARGS, add_scores_doc},

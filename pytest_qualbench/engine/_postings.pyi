@@ -17,6 +17,21 @@ def add_scores(
     totals: npt.NDArray[np.float64],
     /,
 ) -> None: ...
+def best_of(
+    local: npt.NDArray[np.uint16],
+    bounds: npt.NDArray[np.int64],
+    segments: int,
+    weights: npt.NDArray[np.generic],
+    norms: npt.NDArray[np.float64],
+    terms: npt.NDArray[np.int64],
+    idfs: npt.NDArray[np.float64],
+    query_weights: npt.NDArray[np.float64],
+    k1: float,
+    candidates: npt.NDArray[np.int64],
+    depth: int,
+    bounded: bool,
+    /,
+) -> tuple[bytearray, bytearray]: ...
 def best_of_any(
     local: npt.NDArray[np.uint16],
     bounds: npt.NDArray[np.int64],

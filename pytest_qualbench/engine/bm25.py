@@ -241,6 +241,31 @@ class PostingIndex:
         )
         return total
 
+    def best(
+        self,
+        terms: Sequence[int],
+        candidates: DocIds,
+        depth: int,
+        query_weights: Sequence[float] = (),
+    ) -> tuple[DocIds, Floats]:
+        """The `depth` best candidates (ascending ids) by `scores`, best first (equal
+        scores by doc id), and their scores.
+
+        Ranked in compiled code (`_postings.best_of`): of tens of thousands of
+        candidates, only those the terms of the largest shares leave within reach of
+        the best are scored through every term.
+        """
+        known = self._known(terms, query_weights)
+        docs, scores = _postings.best_of(
+            *self._postings(),
+            *known,
+            self.k1,
+            np.ascontiguousarray(candidates, dtype=np.int64),
+            depth,
+            self._bounded(known),
+        )
+        return np.frombuffer(docs, dtype=np.int64), np.frombuffer(scores, dtype=np.float64)
+
     def best_of_any(
         self,
         terms: Sequence[int],

@@ -19,7 +19,7 @@ from pytest_qualbench.engine.bm25 import (
     concatenated_ranges,
     query_term_weight,
 )
-from pytest_qualbench.engine.ranking import LayerRanking, top_positions
+from pytest_qualbench.engine.ranking import LayerRanking
 from pytest_qualbench.engine.split import FieldWords, FirstSeenIds, Split
 
 
@@ -211,9 +211,7 @@ class PorterLayer:
         weights = [query_term_weight(counts[term], self.k3) for term in terms]
         every = self.index.docs_with_all(terms)
         every = every[visible[every]]
-        every_scores = self.index.scores(terms, every, weights)
-        best = top_positions(every, every_scores, depth)
-        ranked, ranked_scores = every[best], every_scores[best]
+        ranked, ranked_scores = self.index.best(terms, every, depth, weights)
         if len(ranked) >= fill_below:
             return LayerRanking(ranked, len(ranked), ranked_scores)
         # Too few hold every term to fill the result list (one distractor can): the

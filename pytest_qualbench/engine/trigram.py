@@ -15,7 +15,7 @@ import numpy as np
 from pytest_qualbench.engine.analysis import haystack, query_words
 from pytest_qualbench.engine.bm25 import DocIds, Floats, Mask, PostingIndex
 from pytest_qualbench.engine.chunk_words import ChunkWords, chunk_words
-from pytest_qualbench.engine.ranking import LayerRanking, top_positions
+from pytest_qualbench.engine.ranking import LayerRanking
 from pytest_qualbench.engine.split import Split
 from pytest_qualbench.engine.trigram_postings import trigram_ids, trigram_postings
 from pytest_qualbench.engine.types import Chunk
@@ -65,13 +65,11 @@ class TrigramLayer:
     def best(self, docs: DocIds, terms: Sequence[int], depth: int) -> tuple[DocIds, Floats]:
         """The `depth` best of `docs`, ranked by BM25 over `terms`, and their scores.
 
-        Only the docs holding the words are scored: a doc's score does not depend on
-        the others, and `top_positions` breaks ties by doc id, so this is the ranking
-        of checking every candidate of the trigram postings, then ranking those passing.
+        Only the docs holding the words are ranked: a doc's score does not depend on
+        the others, and ties go by doc id, so this is the ranking of checking every
+        candidate of the trigram postings, then ranking those passing.
         """
-        scores = self.index.scores(terms, docs)
-        best = top_positions(docs, scores, depth)
-        return docs[best], scores[best]
+        return self.index.best(terms, docs, depth)
 
     def knows(self, word: str) -> bool:
         """True when the folded word occurs as a substring of some chunk."""

@@ -9,7 +9,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from pytest_qualbench.engine.bm25 import DocIds
-from pytest_qualbench.engine.ranking import top
 from pytest_qualbench.engine.split import split_chunks
 from pytest_qualbench.engine.trigram import TrigramLayer
 from pytest_qualbench.engine.trigram_postings import trigram_keys
@@ -73,7 +72,9 @@ def ranked_by_checking_every_doc(
         dtype=np.int64,
     )
     terms = term_ids_of(trigram, words)
-    return top(holding, trigram.index.scores(terms, holding), len(texts))
+    scores = trigram.index.scores(terms, holding)
+    ranked: DocIds = holding[np.lexsort((holding, -scores))]
+    return ranked
 
 
 @given(
