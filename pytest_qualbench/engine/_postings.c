@@ -1069,11 +1069,13 @@ static int chunks_in_range(const WordGroups *groups) {
  * chunk holds a word of. */
 static PyObject *holding_every(const WordGroups *groups, uint32_t *held) {
     Py_ssize_t last = groups->group_count - 1;
-    /* Room for every row of the last group, and one more for the scan below. */
-    int64_t last_rows = 0;
+    /* Room for every chunk the last group's rows can list (each once), and one more for
+     * the scan below. */
+    int64_t room = 0;
     for (Py_ssize_t at = last ? groups->end[last - 1] : 0; at < groups->end[last]; at++)
-        last_rows += groups->offset[groups->word[at] + 1] - groups->offset[groups->word[at]];
-    int64_t *ids = PyMem_Malloc((size_t)(last_rows + 1) * sizeof(int64_t));
+        room += groups->offset[groups->word[at] + 1] - groups->offset[groups->word[at]];
+    room = room < groups->chunk_count ? room : groups->chunk_count;
+    int64_t *ids = PyMem_Malloc((size_t)(room + 1) * sizeof(int64_t));
     if (ids == NULL) return PyErr_NoMemory();
     Py_ssize_t found = 0;
     for (Py_ssize_t group = 0, at = 0; group <= last; group++) {
