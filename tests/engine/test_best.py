@@ -99,3 +99,19 @@ def test_best_is_every_candidate_scored_then_sorted(
     weights = rng.uniform(0.25, 3.0, term_count).tolist() if weighted else [1.0] * term_count
     expected = ranked_by_every_score(index, terms, candidates, depth, weights)
     assert ranked(index.best(terms, candidates, depth, weights)) == expected
+
+
+def test_a_negative_query_weight_ranks_without_the_bound() -> None:
+    # A negative weight breaks the bound the pruning relies on (every share at most
+    # (k1 + 1) * idf * weight), so every candidate is scored; the ranking is the same.
+    rng = np.random.default_rng(11)
+    doc_count = PRUNED_CANDIDATES + 900
+    term_docs = [
+        np.flatnonzero(rng.random(doc_count) < share).tolist() for share in (0.01, 0.3, 0.9)
+    ]
+    tfs = [rng.integers(1, 4, len(posting)).tolist() for posting in term_docs]
+    index = index_of(term_docs, rng.integers(1, 4, doc_count).tolist(), tfs)
+    candidates = np.arange(doc_count, dtype=np.int64)
+    weights = [1.0, -0.5, 2.0]
+    expected = ranked_by_every_score(index, [0, 1, 2], candidates, 100, weights)
+    assert ranked(index.best([0, 1, 2], candidates, 100, weights)) == expected
