@@ -64,3 +64,10 @@ def chunks_holding(
     visible: npt.NDArray[np.bool_],
     /,
 ) -> tuple[bytearray, bytearray]: ...
+def fused(
+    rankings: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], float, int]],
+    k: int,
+    gap_weight: float,
+    limit: int,
+    /,
+) -> tuple[bytearray, bytearray, bytearray]: ...

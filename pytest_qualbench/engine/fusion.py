@@ -9,7 +9,11 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
+from pytest_qualbench.engine import _postings
+
 RRF_K = 60
+# The gaps of a ranking fused without them: never read.
+NO_GAPS = np.empty(0, dtype=np.float64)
 
 
 def rrf_contribution(rank: int, k: int = RRF_K) -> float:
@@ -92,35 +96,33 @@ def fuse(
     so a doc far ahead of the next in a layer's scores counts no more than one
     barely ahead. At 0 the shares are RRF's, bit for bit.
     """
-    columns = [np.asarray(ranking, dtype=np.int64) for _, ranking in rankings]
-    docs, slot_of_row = np.unique(
-        np.concatenate([*columns, np.empty(0, dtype=np.int64)]), return_inverse=True
+    gapped = bool(gap_weight)
+    docs, scores, found = _postings.fused(
+        [
+            (
+                np.ascontiguousarray(ranking, dtype=np.int64),
+                score_gaps(layer_scores[position]) if gapped else NO_GAPS,
+                weights[position] if weights else 1.0,
+                matched_in_full[position] if matched_in_full else len(ranking),
+            )
+            for position, (_, ranking) in enumerate(rankings)
+        ],
+        k,
+        gap_weight,
+        -1 if limit is None else limit,
     )
-    fused_scores = np.zeros(len(docs), dtype=np.float64)
-    ranked_by = np.zeros((len(columns), len(docs)), dtype=bool)
-    matched_by = np.zeros((len(columns), len(docs)), dtype=bool)
-    start = 0
-    for position, column in enumerate(columns):
-        weight = weights[position] if weights else 1.0
-        slots = slot_of_row[start : start + len(column)]
-        ranks = np.arange(1, len(column) + 1, dtype=np.int64)
-        shares = 1.0 / (k + ranks)
-        if gap_weight:
-            shares = shares + gap_weight * score_gaps(layer_scores[position])
-        fused_scores[slots] += weight * shares
-        ranked_by[position, slots] = True
-        full = matched_in_full[position] if matched_in_full else len(column)
-        matched_by[position, slots[:full]] = True
-        start += len(column)
-    order = np.lexsort((docs, -fused_scores))[:limit]
-    # A doc some layer matches in full is found by those layers; any other by all that ranked it.
-    matched, ranked = matched_by[:, order], ranked_by[:, order]
-    found_by = np.where(matched.any(axis=0), matched, ranked)
     names = [layer for layer, _ in rankings]
-    flags = found_by.T.tolist()
+    # Two layers make at most three label tuples: each is made once.
+    layers_of = {
+        bits: tuple(name for position, name in enumerate(names) if bits >> position & 1)
+        for bits in set(np.frombuffer(found, dtype=np.uint64).tolist())
+    }
     return [
-        Fused(doc, score, tuple(name for name, flag in zip(names, found, strict=True) if flag))
-        for doc, score, found in zip(
-            docs[order].tolist(), fused_scores[order].tolist(), flags, strict=True
+        Fused(doc, score, layers_of[bits])
+        for doc, score, bits in zip(
+            np.frombuffer(docs, dtype=np.int64).tolist(),
+            np.frombuffer(scores, dtype=np.float64).tolist(),
+            np.frombuffer(found, dtype=np.uint64).tolist(),
+            strict=True,
         )
     ]

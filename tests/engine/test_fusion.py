@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -64,14 +65,21 @@ def test_trigram_weight_is_full_up_to_the_word_count_then_falls_as_one_over_word
 
 
 def fused_one_at_a_time(
-    rankings: list[tuple[str, list[int]]], weights: list[float]
+    rankings: list[tuple[str, list[int]]],
+    weights: list[float],
+    gaps: list[list[float]] | None = None,
+    gap_weight: float = 0.0,
 ) -> list[tuple[int, float, tuple[str, ...]]]:
-    """RRF written out: each doc's shares added from 0.0 in layer order, sorted by (-score, doc)."""
+    """RRF written out: each doc's shares (with its score gap, when given) added from 0.0
+    in layer order, sorted by (-score, doc)."""
     scores: dict[int, float] = {}
     layers: dict[int, tuple[str, ...]] = {}
-    for (layer, ranking), weight in zip(rankings, weights, strict=True):
+    for position, ((layer, ranking), weight) in enumerate(zip(rankings, weights, strict=True)):
         for rank, doc in enumerate(ranking, start=1):
-            scores[doc] = scores.get(doc, 0.0) + weight * (1.0 / (60 + rank))
+            share = 1.0 / (60 + rank)
+            if gaps is not None:
+                share = share + gap_weight * gaps[position][rank - 1]
+            scores[doc] = scores.get(doc, 0.0) + weight * share
             layers[doc] = (*layers.get(doc, ()), layer)
     return sorted(((doc, scores[doc], layers[doc]) for doc in scores), key=lambda t: (-t[1], t[0]))
 
@@ -92,6 +100,49 @@ def test_fusion_equals_adding_shares_one_at_a_time_to_the_bit(
     assert [(item.doc, item.score, item.layers) for item in fused] == expected[:limit]
     everything = fuse(rankings, weights=(1.0, weight))
     assert [(item.doc, item.score, item.layers) for item in everything] == expected
+
+
+@given(
+    st.lists(st.integers(0, 30), unique=True, max_size=25),
+    st.lists(st.integers(0, 30), unique=True, max_size=25),
+    st.data(),
+    st.sampled_from([0.03, 0.1, 1.0]),
+)
+def test_gapped_fusion_equals_adding_shares_and_gaps_one_at_a_time_to_the_bit(
+    porter: list[int], trigram: list[int], data: st.DataObject, gap_weight: float
+) -> None:
+    def layer_scores(count: int) -> npt.NDArray[np.float64]:
+        drawn = data.draw(st.lists(st.floats(0.0, 40.0), min_size=count, max_size=count))
+        return np.array(sorted(drawn, reverse=True), dtype=np.float64)
+
+    rankings = [("porter", porter), ("trigram", trigram)]
+    scores = [layer_scores(len(porter)), layer_scores(len(trigram))]
+    gaps = [score_gaps(layer).tolist() for layer in scores]
+    expected = fused_one_at_a_time(rankings, [1.0, 0.8], gaps, gap_weight)
+    fused = fuse(rankings, 60, (1.0, 0.8), layer_scores=scores, gap_weight=gap_weight)
+    assert [(item.doc, item.score, item.layers) for item in fused] == expected
+
+
+def test_a_ranking_listing_a_doc_twice_is_refused() -> None:
+    with pytest.raises(ValueError, match="lists a doc twice"):
+        fuse([("porter", [7, 8, 7])])
+
+
+def test_a_negative_full_match_count_is_refused() -> None:
+    with pytest.raises(ValueError, match="negative full-match count"):
+        fuse([("porter", [7, 8])], matched_in_full=(-1,))
+
+
+def test_scores_must_cover_every_ranked_doc_when_gaps_are_added() -> None:
+    with pytest.raises(ValueError, match="gaps differ from the docs"):
+        fuse([("porter", [7, 8])], layer_scores=[np.array([1.0])], gap_weight=0.1)
+
+
+def test_found_by_bits_hold_63_rankings_and_no_more() -> None:
+    many = [(f"layer{number}", [number]) for number in range(63)]
+    assert [item.layers for item in fuse(many, limit=1)] == [("layer0",)]
+    with pytest.raises(ValueError, match="more than 63 rankings"):
+        fuse([*many, ("one more", [99])])
 
 
 def test_fusion_of_nothing_is_empty() -> None:
