@@ -1375,6 +1375,64 @@ done:
     return result;
 }
 
+static int ascending_keys(const void *left, const void *right) {
+    int64_t a = *(const int64_t *)left, b = *(const int64_t *)right;
+    return (a > b) - (a < b);
+}
+
+PyDoc_STRVAR(trigram_ids_doc,
+"trigram_ids(keys, word) -> list[int]\n\n"
+"The positions in `keys` (ascending int64) of the word's distinct trigram keys, each\n"
+"three code points packed as c0 << 42 | c1 << 21 | c2, ascending by key; -1 for a key\n"
+"`keys` does not hold.");
+
+static PyObject *trigram_ids(PyObject *module, PyObject *args) {
+    PyObject *keys_object, *word;
+    if (!PyArg_ParseTuple(args, "OU", &keys_object, &word)) return NULL;
+    Py_buffer keys;
+    if (buffer_of(keys_object, &keys, 'q', 0, "keys") < 0) return NULL;
+    Py_ssize_t length = PyUnicode_GET_LENGTH(word), count = length > 2 ? length - 2 : 0;
+    int kind = PyUnicode_KIND(word);
+    const void *data = PyUnicode_DATA(word);
+    int64_t *wanted = PyMem_Malloc((size_t)count * sizeof(int64_t) + 1);
+    PyObject *ids = NULL;
+    if (wanted == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t at = 0; at < count; at++)
+        wanted[at] = (int64_t)PyUnicode_READ(kind, data, at) << 42 |
+                     (int64_t)PyUnicode_READ(kind, data, at + 1) << 21 |
+                     (int64_t)PyUnicode_READ(kind, data, at + 2);
+    qsort(wanted, (size_t)count, sizeof(int64_t), ascending_keys);
+    Py_ssize_t distinct = 0;
+    for (Py_ssize_t at = 0; at < count; at++)
+        if (!distinct || wanted[distinct - 1] != wanted[at]) wanted[distinct++] = wanted[at];
+    ids = PyList_New(distinct);
+    if (ids == NULL) goto done;
+    const int64_t *known = keys.buf;
+    Py_ssize_t known_count = keys.shape[0];
+    for (Py_ssize_t at = 0; at < distinct; at++) {
+        /* The first key not below the wanted one. */
+        Py_ssize_t low = 0, high = known_count;
+        while (low < high) {
+            Py_ssize_t middle = low + (high - low) / 2;
+            if (known[middle] < wanted[at]) low = middle + 1;
+            else high = middle;
+        }
+        PyObject *id = PyLong_FromSsize_t(low < known_count && known[low] == wanted[at] ? low : -1);
+        if (id == NULL) {
+            Py_CLEAR(ids);
+            goto done;
+        }
+        PyList_SET_ITEM(ids, at, id);
+    }
+done:
+    PyMem_Free(wanted);
+    PyBuffer_Release(&keys);
+    return ids;
+}
+
 static PyMethodDef methods[] = {
     {"best_of", best_of, METH_VARARGS, best_of_doc},
     {"best_of_any", best_of_any, METH_VARARGS, best_of_any_doc},
@@ -1382,6 +1440,7 @@ static PyMethodDef methods[] = {
     {"add_scores", add_scores, METH_VARARGS, add_scores_doc},
     {"narrowed", narrowed, METH_VARARGS, narrowed_doc},
     {"fused", fused, METH_VARARGS, fused_doc},
+    {"trigram_ids", trigram_ids, METH_VARARGS, trigram_ids_doc},
     {NULL, NULL, 0, NULL},
 };
 
