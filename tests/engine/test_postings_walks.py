@@ -85,8 +85,16 @@ def test_chunks_holding_refuses_words_and_chunks_out_of_range() -> None:
     ends = np.array([1], dtype=np.int64)
     every, _ = _postings.chunks_holding(offsets, chunks, np.array([0]), ends, visible)
     assert np.frombuffer(every, dtype=np.int64).tolist() == [0, 2]
+    # Word 1's chunk 5 is past the 4 chunks: refused whether it is met in the last
+    # group, an earlier one, or only by the any-word walk (the second group is empty).
+    for words, group_ends in (([1], [1]), ([1, 0], [1, 2]), ([1], [1, 1])):
+        with pytest.raises(ValueError, match="chunk id is out of range"):
+            _postings.chunks_holding(
+                offsets, chunks, np.array(words), np.array(group_ends), visible
+            )
+    negative = np.array([0, 2, -1], dtype=np.int32)
     with pytest.raises(ValueError, match="chunk id is out of range"):
-        _postings.chunks_holding(offsets, chunks, np.array([1]), ends, visible)
+        _postings.chunks_holding(offsets, negative, np.array([1]), ends, visible)
     with pytest.raises(ValueError, match="postings are out of range"):
         _postings.chunks_holding(offsets, chunks, np.array([2]), ends, visible)
     with pytest.raises(ValueError, match="group ends"):
