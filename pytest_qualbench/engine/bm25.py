@@ -297,29 +297,36 @@ class PostingIndex:
         """Whether no share exceeds (k1 + 1) * idf * query weight, the bound by which the
         compiled rankings skip docs: so while every length norm is positive and no
         query weight negative."""
-        return self.k1 > 0 and 0 <= self.b <= 1 and bool((known.query_weights >= 0).all())
+        return (
+            self.k1 > 0
+            and 0 <= self.b <= 1
+            and all(weight >= 0 for weight in known.query_weights.tolist())
+        )
 
     def _postings(self) -> tuple[npt.NDArray[np.uint16], DocIds, int, Weights, Floats]:
         """The arrays every compiled walk reads: ids, runs, weights and length norms."""
         return self.ids.local, self.ids.bounds, self.ids.segments, self.weights, self.norms
 
     def _known(self, terms: Sequence[int], query_weights: Sequence[float]) -> KnownTerms:
-        """The terms with a posting, in query order, with their IDF and query weight."""
+        """The terms with a posting, in query order, with their IDF and query weight.
+
+        A loop over a query's few terms: numpy calls on such short lists cost more
+        than the loop (3 per query, 6 us each, were a sixtieth of a query).
+        """
         weights_of = query_weights or [1.0] * len(terms)
-        listed = [
-            (term, weight)
-            for term, weight in zip(terms, weights_of, strict=True)
-            if term != UNKNOWN_TERM
-        ]
-        starts, ends = self.ids.spans(np.array([term for term, _ in listed], dtype=np.int64))
-        # A term with an empty posting adds nothing (and has no IDF).
-        known = [
-            (term, idf(self.size, frequency), weight)
-            for (term, weight), frequency in zip(listed, (ends - starts).tolist(), strict=True)
-            if frequency
-        ]
+        bounds, segments = self.ids.bounds, self.ids.segments
+        known, idfs, weights = [], [], []
+        for term, weight in zip(terms, weights_of, strict=True):
+            if term == UNKNOWN_TERM:
+                continue
+            frequency = int(bounds[(term + 1) * segments] - bounds[term * segments])
+            # A term with an empty posting adds nothing (and has no IDF).
+            if frequency:
+                known.append(term)
+                idfs.append(idf(self.size, frequency))
+                weights.append(weight)
         return KnownTerms(
-            np.array([term for term, _, _ in known], dtype=np.int64),
-            np.array([term_idf for _, term_idf, _ in known], dtype=np.float64),
-            np.array([weight for _, _, weight in known], dtype=np.float64),
+            np.array(known, dtype=np.int64),
+            np.array(idfs, dtype=np.float64),
+            np.array(weights, dtype=np.float64),
         )
