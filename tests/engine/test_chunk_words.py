@@ -244,7 +244,7 @@ def test_stored_refuses_a_word_trigram_posting_going_back() -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(
-    chunk_count=st.sampled_from([1, 40, 400]),
+    chunk_count=st.sampled_from([1, 40, 64, 65, 400]),
     seed=st.integers(0, 2**32 - 1),
     group_sizes=st.lists(st.integers(0, 4), min_size=1, max_size=4),
     density=st.sampled_from([0.01, 0.2, 0.7]),
@@ -252,8 +252,8 @@ def test_stored_refuses_a_word_trigram_posting_going_back() -> None:
 def test_chunks_holding_is_the_set_of_chunks_it_stands_for(
     chunk_count: int, seed: int, group_sizes: list[int], density: float
 ) -> None:
-    # Few or many chunks hold every group (the list is sorted or read off the counters),
-    # with some hidden; a word's chunks may repeat across the words of one group.
+    # Few or many chunks hold every group, with some hidden; a word's chunks may repeat
+    # across the words of one group. 64 and 65 chunks end a set's word, or just past one.
     rng = np.random.default_rng(seed)
     word_chunks = [
         np.flatnonzero(rng.random(chunk_count) < density).astype(np.int32) for _ in range(12)
