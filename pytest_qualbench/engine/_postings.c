@@ -1168,67 +1168,72 @@ done:
     return result;
 }
 
-/* One ranking's row in `fused`: its doc, and its place among all rankings' rows. */
-typedef struct {
-    int64_t doc;
-    Py_ssize_t row;
-} RankedRow;
-
-static int by_doc_then_row(const void *left, const void *right) {
-    const RankedRow *a = left, *b = right;
-    if (a->doc != b->doc) return (a->doc > b->doc) - (a->doc < b->doc);
-    return (a->row > b->row) - (a->row < b->row);
-}
-
-/* A fused doc: its score, and the rankings (bits by position) that found it. */
+/* A fused doc: its score so far, and the rankings (bit i for ranking i) that hold it
+ * and that match it in full. A slot of `FusedDocs` with `ranked` 0 is free. */
 typedef struct {
     double score;
     int64_t doc;
-    uint64_t found;
+    uint64_t ranked, matched;
 } FusedDoc;
 
-static int fused_first(const void *left, const void *right) {
-    const FusedDoc *a = left, *b = right;
-    if (a->score != b->score) return a->score > b->score ? -1 : 1;
-    return (a->doc > b->doc) - (a->doc < b->doc);
+/* The fused docs of one call, an open-addressing table of a power of two slots, at
+ * least twice the rows: a doc's slot is found as its rows arrive, in ranking order,
+ * so its shares are added in that order with no sort. */
+typedef struct {
+    FusedDoc *slots;
+    uint64_t mask;
+} FusedDocs;
+
+static FusedDoc *fused_doc_of(const FusedDocs *docs, int64_t doc) {
+    /* Fibonacci hashing: doc ids are dense, so their high bits after the multiply spread. */
+    uint64_t at = ((uint64_t)doc * 0x9E3779B97F4A7C15ull) >> 32 & docs->mask;
+    while (docs->slots[at].ranked && docs->slots[at].doc != doc) at = (at + 1) & docs->mask;
+    docs->slots[at].doc = doc;
+    return &docs->slots[at];
 }
 
-/* The fused docs of `count` rows sorted by (doc, row): each doc's shares added from +0.0
- * in row order (ranking by ranking), and the rankings that found it: those whose first
- * `full` rows hold it when any does, else every ranking that holds it. The docs'
- * count; ValueError (-1) when a ranking lists a doc twice. */
-static Py_ssize_t fused_docs(const RankedRow *rows, Py_ssize_t count, const double *shares,
-                             const Py_ssize_t *layer_of, const uint8_t *in_full,
-                             FusedDoc *docs) {
-    Py_ssize_t size = 0;
-    for (Py_ssize_t at = 0; at < count;) {
-        FusedDoc doc = {0.0, rows[at].doc, 0};
-        uint64_t ranked = 0, matched = 0;
-        for (; at < count && rows[at].doc == doc.doc; at++) {
-            uint64_t layer = (uint64_t)1 << layer_of[rows[at].row];
-            if (ranked & layer) {
-                PyErr_SetString(PyExc_ValueError, "a ranking lists a doc twice");
-                return -1;
-            }
-            ranked |= layer;
-            matched |= in_full[rows[at].row] ? layer : 0;
-            doc.score += shares[rows[at].row];
+/* Ranking `layer`'s rows added to `docs`: the doc at rank r (from 1) gets
+ * weight * (1 / (k + r) + gap_weight * gap), the RRF share (Cormack et al. 2009) plus
+ * its score gap: its score above the ranking's lowest over the ranking's spread
+ * (z-score normalisation shifted to the lowest, Montague and Aslam 2001; no gaps for a
+ * spread of 0). ValueError (-1) when the ranking lists a doc twice. */
+static int ranking_added(FusedDocs *docs, Py_ssize_t layer, const int64_t *ranked,
+                         const double *scores, Py_ssize_t count, double spread, double weight,
+                         Py_ssize_t full, Py_ssize_t k, double gap_weight) {
+    double lowest = INFINITY;
+    for (Py_ssize_t at = 0; gap_weight != 0.0 && at < count; at++)
+        lowest = scores[at] < lowest ? scores[at] : lowest;
+    uint64_t bit = (uint64_t)1 << layer;
+    for (Py_ssize_t at = 0; at < count; at++) {
+        double share = 1.0 / (double)(k + at + 1);
+        if (gap_weight != 0.0) {
+            double gap = spread <= 0.0 ? 0.0 : (scores[at] - lowest) / spread;
+            share = share + gap_weight * gap;
         }
-        doc.found = matched ? matched : ranked;
-        docs[size++] = doc;
+        FusedDoc *doc = fused_doc_of(docs, ranked[at]);
+        if (doc->ranked & bit) {
+            PyErr_SetString(PyExc_ValueError, "a ranking lists a doc twice");
+            return -1;
+        }
+        doc->score += weight * share;
+        doc->ranked |= bit;
+        doc->matched |= at < full ? bit : 0;
     }
-    return size;
+    return 0;
 }
 
 PyDoc_STRVAR(fused_doc,
 "fused(rankings, k, gap_weight, limit) -> (bytearray, bytearray, bytearray)\n\n"
-"Weighted Reciprocal Rank Fusion of at most 63 rankings, each a tuple (docs, gaps,\n"
-"weight, full): docs (int64, each once) best first, their score gaps (float64; read only\n"
-"when gap_weight is not 0), the ranking's weight, and how many of its first docs match\n"
-"the query in full. The doc at rank r (from 1) gets weight * (1 / (k + r) + gap_weight\n"
-"* gap), added to its fused score from +0.0 ranking by ranking. Returns the best\n"
-"`limit` docs (all when limit < 0), best first, equal scores by doc id: their ids\n"
-"(int64), fused scores (float64) and found-by bits (uint64, bit i for ranking i).");
+"Weighted Reciprocal Rank Fusion of at most 63 rankings, each a tuple (docs, scores,\n"
+"spread, weight, full): docs (int64, each once) best first, their scores (float64; read\n"
+"only when gap_weight is not 0) and the scores' standard deviation, the ranking's\n"
+"weight, and how many of its first docs match the query in full. The doc at rank r\n"
+"(from 1) gets weight * (1 / (k + r) + gap_weight * gap), gap = (score - the lowest\n"
+"score) / spread (0 when spread is not positive), added to its fused score from +0.0\n"
+"ranking by ranking. Returns the best `limit` docs (all when limit < 0), best first,\n"
+"equal scores by doc id: their ids (int64), fused scores (float64) and the rankings\n"
+"that found each (uint64, bit i for ranking i): those matching it in full when any\n"
+"does, else every ranking holding it.");
 
 static PyObject *fused(PyObject *module, PyObject *args) {
     PyObject *rankings_object;
@@ -1237,18 +1242,15 @@ static PyObject *fused(PyObject *module, PyObject *args) {
     if (!PyArg_ParseTuple(args, "Ondn", &rankings_object, &k, &gap_weight, &limit)) return NULL;
     PyObject *rankings = PySequence_Fast(rankings_object, "rankings: expected a sequence");
     if (rankings == NULL) return NULL;
-    Py_ssize_t layer_count = PySequence_Fast_GET_SIZE(rankings), count = 0, size = 0;
+    Py_ssize_t layer_count = PySequence_Fast_GET_SIZE(rankings), count = 0, held = 0;
     Py_buffer *views = PyMem_Calloc((size_t)layer_count * 2 + 1, sizeof(Py_buffer));
+    double *spreads = PyMem_Calloc((size_t)layer_count + 1, sizeof(double));
     double *weights = PyMem_Calloc((size_t)layer_count + 1, sizeof(double));
     Py_ssize_t *full = PyMem_Calloc((size_t)layer_count + 1, sizeof(Py_ssize_t));
-    RankedRow *rows = NULL;
-    double *shares = NULL;
-    Py_ssize_t *layer_of = NULL;
-    uint8_t *in_full = NULL;
-    FusedDoc *docs = NULL;
+    FusedDocs docs = {NULL, 0};
+    Scored *heap = NULL;
     PyObject *ids = NULL, *scores = NULL, *found = NULL, *result = NULL;
-    Py_ssize_t held = 0;
-    if (views == NULL || weights == NULL || full == NULL) {
+    if (views == NULL || spreads == NULL || weights == NULL || full == NULL) {
         PyErr_NoMemory();
         goto done;
     }
@@ -1257,68 +1259,67 @@ static PyObject *fused(PyObject *module, PyObject *args) {
         goto done;
     }
     for (; held < layer_count; held++) {
-        PyObject *docs_object, *gaps_object;
-        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(rankings, held), "OOdn;a ranking",
-                              &docs_object, &gaps_object, &weights[held], &full[held]))
-            break;
-        if (buffer_of(docs_object, &views[2 * held], 'q', 0, "docs") < 0) break;
-        if (buffer_of(gaps_object, &views[2 * held + 1], 'd', 0, "gaps") < 0) {
+        PyObject *docs_object, *scores_object;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(rankings, held), "OOddn;a ranking",
+                              &docs_object, &scores_object, &spreads[held], &weights[held],
+                              &full[held]))
+            goto done;
+        if (buffer_of(docs_object, &views[2 * held], 'q', 0, "docs") < 0) goto done;
+        if (buffer_of(scores_object, &views[2 * held + 1], 'd', 0, "scores") < 0) {
             PyBuffer_Release(&views[2 * held]);
-            break;
+            goto done;
         }
         count += views[2 * held].shape[0];
-        if (full[held] < 0 || (gap_weight != 0.0 && views[2 * held + 1].shape[0] !=
-                                                        views[2 * held].shape[0])) {
-            PyErr_SetString(PyExc_ValueError,
-                            full[held] < 0 ? "a negative full-match count"
-                                           : "gaps differ from the docs in length");
-            held++;
-            break;
+    }
+    for (Py_ssize_t layer = 0; layer < layer_count; layer++) {
+        if (full[layer] < 0) {
+            PyErr_SetString(PyExc_ValueError, "a negative full-match count");
+            goto done;
+        }
+        if (gap_weight != 0.0 && views[2 * layer + 1].shape[0] != views[2 * layer].shape[0]) {
+            PyErr_SetString(PyExc_ValueError, "scores differ from the docs in length");
+            goto done;
         }
     }
-    if (PyErr_Occurred()) goto done;
-    rows = PyMem_Malloc((size_t)count * sizeof(RankedRow) + 1);
-    shares = PyMem_Malloc((size_t)count * sizeof(double) + 1);
-    layer_of = PyMem_Malloc((size_t)count * sizeof(Py_ssize_t) + 1);
-    in_full = PyMem_Malloc((size_t)count + 1);
-    docs = PyMem_Malloc((size_t)count * sizeof(FusedDoc) + 1);
-    if (!rows || !shares || !layer_of || !in_full || !docs) {
+    uint64_t capacity = 16;
+    while (capacity < 2 * (uint64_t)count) capacity <<= 1;
+    docs.slots = PyMem_Calloc((size_t)capacity, sizeof(FusedDoc));
+    docs.mask = capacity - 1;
+    if (docs.slots == NULL) {
         PyErr_NoMemory();
         goto done;
     }
-    /* Each row's weighted share, evaluated as numpy's fusion did: the RRF share
-     * 1 / (k + rank) (Cormack et al. 2009), plus gap_weight times the score gap, times
-     * the ranking's weight. */
-    Py_ssize_t row = 0;
-    for (Py_ssize_t layer = 0; layer < layer_count; layer++) {
-        const int64_t *ranked = views[2 * layer].buf;
-        const double *gaps = views[2 * layer + 1].buf;
-        for (Py_ssize_t at = 0; at < views[2 * layer].shape[0]; at++, row++) {
-            double share = 1.0 / (double)(k + at + 1);
-            if (gap_weight != 0.0) share = share + gap_weight * gaps[at];
-            shares[row] = weights[layer] * share;
-            rows[row] = (RankedRow){ranked[at], row};
-            layer_of[row] = layer;
-            in_full[row] = at < full[layer];
-        }
+    for (Py_ssize_t layer = 0; layer < layer_count; layer++)
+        if (ranking_added(&docs, layer, views[2 * layer].buf, views[2 * layer + 1].buf,
+                          views[2 * layer].shape[0], spreads[layer], weights[layer], full[layer],
+                          k, gap_weight) < 0)
+            goto done;
+    /* The best `limit` (equal scores by doc id), best first. */
+    Py_ssize_t depth = limit >= 0 && limit < count ? limit : count, size = 0;
+    heap = PyMem_Calloc((size_t)depth + 1, sizeof(Scored));
+    if (heap == NULL) {
+        PyErr_NoMemory();
+        goto done;
     }
-    qsort(rows, (size_t)count, sizeof(RankedRow), by_doc_then_row);
-    size = fused_docs(rows, count, shares, layer_of, in_full, docs);
-    if (size < 0) goto done;
-    qsort(docs, (size_t)size, sizeof(FusedDoc), fused_first);
-    size = limit >= 0 && limit < size ? limit : size;
+    for (uint64_t at = 0; at < capacity; at++)
+        if (docs.slots[at].ranked) {
+            Scored scored = {docs.slots[at].score, docs.slots[at].doc};
+            size = heap_pushed(heap, size, depth, scored);
+        }
+    qsort(heap, (size_t)size, sizeof(Scored), best_first);
     ids = PyByteArray_FromStringAndSize(NULL, size * (Py_ssize_t)sizeof(int64_t));
     scores = PyByteArray_FromStringAndSize(NULL, size * (Py_ssize_t)sizeof(double));
     found = PyByteArray_FromStringAndSize(NULL, size * (Py_ssize_t)sizeof(uint64_t));
     if (ids == NULL || scores == NULL || found == NULL) goto done;
     for (Py_ssize_t at = 0; at < size; at++) {
-        ((int64_t *)PyByteArray_AS_STRING(ids))[at] = docs[at].doc;
-        ((double *)PyByteArray_AS_STRING(scores))[at] = docs[at].score;
-        ((uint64_t *)PyByteArray_AS_STRING(found))[at] = docs[at].found;
+        const FusedDoc *doc = fused_doc_of(&docs, heap[at].doc);
+        ((int64_t *)PyByteArray_AS_STRING(ids))[at] = doc->doc;
+        ((double *)PyByteArray_AS_STRING(scores))[at] = doc->score;
+        ((uint64_t *)PyByteArray_AS_STRING(found))[at] = doc->matched ? doc->matched : doc->ranked;
     }
     result = PyTuple_Pack(3, ids, scores, found);
 done:
-    for (Py_ssize_t layer = 0; layer < held && views != NULL; layer++) {
+    for (Py_ssize_t layer = 0; layer < held; layer++) {
         PyBuffer_Release(&views[2 * layer]);
         PyBuffer_Release(&views[2 * layer + 1]);
     }
@@ -1326,13 +1327,11 @@ done:
     Py_XDECREF(scores);
     Py_XDECREF(found);
     PyMem_Free(views);
+    PyMem_Free(spreads);
     PyMem_Free(weights);
     PyMem_Free(full);
-    PyMem_Free(rows);
-    PyMem_Free(shares);
-    PyMem_Free(layer_of);
-    PyMem_Free(in_full);
-    PyMem_Free(docs);
+    PyMem_Free(docs.slots);
+    PyMem_Free(heap);
     Py_DECREF(rankings);
     return result;
 }

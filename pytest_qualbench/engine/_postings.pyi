@@ -65,7 +65,7 @@ def chunks_holding(
     /,
 ) -> tuple[bytearray, bytearray]: ...
 def fused(
-    rankings: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], float, int]],
+    rankings: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], float, float, int]],
     k: int,
     gap_weight: float,
     limit: int,

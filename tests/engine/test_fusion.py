@@ -14,7 +14,7 @@ from pytest_qualbench.engine.fusion import (
     fuse,
     layer_label,
     rrf_contribution,
-    score_gaps,
+    score_spread,
     trigram_weight,
 )
 
@@ -117,7 +117,7 @@ def test_gapped_fusion_equals_adding_shares_and_gaps_one_at_a_time_to_the_bit(
 
     rankings = [("porter", porter), ("trigram", trigram)]
     scores = [layer_scores(len(porter)), layer_scores(len(trigram))]
-    gaps = [score_gaps(layer).tolist() for layer in scores]
+    gaps = [score_gaps(layer) for layer in scores]
     expected = fused_one_at_a_time(rankings, [1.0, 0.8], gaps, gap_weight)
     fused = fuse(rankings, 60, (1.0, 0.8), layer_scores=scores, gap_weight=gap_weight)
     assert [(item.doc, item.score, item.layers) for item in fused] == expected
@@ -134,7 +134,7 @@ def test_a_negative_full_match_count_is_refused() -> None:
 
 
 def test_scores_must_cover_every_ranked_doc_when_gaps_are_added() -> None:
-    with pytest.raises(ValueError, match="gaps differ from the docs"):
+    with pytest.raises(ValueError, match="scores differ from the docs"):
         fuse([("porter", [7, 8])], layer_scores=[np.array([1.0])], gap_weight=0.1)
 
 
@@ -171,17 +171,42 @@ def test_full_matches_in_both_layers_are_rrf_and_scores_ignore_matching() -> Non
     assert {item.doc: item.label for item in matched} == {7: "rrf(porter+trigram)", 8: "trigram"}
 
 
-def test_score_gaps_are_distances_above_the_lowest_in_standard_deviations() -> None:
+def score_gaps(scores: npt.NDArray[np.float64]) -> list[float]:
+    """Each score's distance above the list's lowest, in standard deviations (0 without spread)."""
+    spread = score_spread(scores)
+    return [0.0 if spread <= 0.0 else (score - scores.min()) / spread for score in scores]
+
+
+def test_the_spread_is_the_population_standard_deviation() -> None:
     # Scores 6, 4, 2: mean 4, population standard deviation sqrt(8/3).
-    gaps = score_gaps(np.array([6.0, 4.0, 2.0]))
+    assert score_spread(np.array([6.0, 4.0, 2.0])) == pytest.approx(math.sqrt(8 / 3), rel=1e-15)
+    assert score_spread(np.array([3.0, 3.0])) == 0.0
+    assert score_spread(np.empty(0)) == 0.0
+
+
+@given(st.lists(st.floats(0.0, 1e6), max_size=300))
+def test_the_spread_is_numpys_std_to_the_bit(scores: list[float]) -> None:
+    array = np.array(scores, dtype=np.float64)
+    expected = float(array.std()) if scores else 0.0
+    assert score_spread(array) == expected
+
+
+def test_gaps_are_distances_above_the_lowest_in_standard_deviations() -> None:
+    # Scores 6, 4, 2 (spread sqrt(8/3)) give gaps 4 / spread, 2 / spread and 0: with
+    # weight 1 and gap weight 1, each doc's fused score is its RRF share plus its gap.
     spread = math.sqrt(8 / 3)
-    assert gaps.tolist() == pytest.approx([4 / spread, 2 / spread, 0.0], rel=1e-12)
+    fused = fuse([("porter", [7, 8, 9])], layer_scores=[np.array([6.0, 4.0, 2.0])], gap_weight=1.0)
+    assert [item.score for item in fused] == [
+        1 / 61 + 4 / spread,
+        1 / 62 + 2 / spread,
+        1 / 63 + 0.0,
+    ]
 
 
 def test_a_list_without_spread_has_no_gaps() -> None:
-    assert score_gaps(np.array([3.0, 3.0])).tolist() == [0.0, 0.0]
-    assert score_gaps(np.array([5.0])).tolist() == [0.0]
-    assert score_gaps(np.empty(0)).tolist() == []
+    plain = fuse([("porter", [7, 8])])
+    flat = fuse([("porter", [7, 8])], layer_scores=[np.array([3.0, 3.0])], gap_weight=1.0)
+    assert flat == plain
 
 
 def test_score_gaps_add_to_each_layers_rrf_shares() -> None:
