@@ -556,28 +556,15 @@ done:
     return kept;
 }
 
-PyDoc_STRVAR(narrowed_doc,
-"narrowed(local, bounds, segments, keys, few) -> bytearray\n\n"
-"The ids (int64, ascending) in the postings of `keys` (none when a key is negative),\n"
-"intersecting from the shortest posting up (ties by key) and stopping once at most\n"
-"`few` are left.");
-
-static PyObject *narrowed(PyObject *module, PyObject *args) {
-    PyObject *local, *bounds, *keys_object;
-    Py_ssize_t segments, few;
-    if (!PyArg_ParseTuple(args, "OOnOn", &local, &bounds, &segments, &keys_object, &few))
-        return NULL;
-    Postings postings;
-    if (postings_of(local, bounds, segments, &postings) < 0) return NULL;
-    Py_buffer keys = {0};
-    int64_t *rows = NULL, *key = NULL;
-    KeySize *by_size = NULL;
-    PyObject *result = NULL, *out = NULL;
-    if (buffer_of(keys_object, &keys, 'q', 0, "keys") < 0) goto done;
-    const int64_t *given = keys.buf;
-    Py_ssize_t key_count = 0;
-    key = PyMem_Malloc(((size_t)keys.shape[0] + 1) * sizeof(int64_t));
-    by_size = PyMem_Malloc(((size_t)keys.shape[0] + 1) * sizeof(KeySize));
+/* The ids in the postings of `given` keys (none when a key is negative), intersecting
+ * from the shortest posting up (ties by key) and stopping once at most `few` are left:
+ * a PyMem array in `*found` (NULL when none are), their count, or -1 with an exception. */
+static Py_ssize_t narrowed_ids(const Postings *postings, const int64_t *given,
+                               Py_ssize_t given_count, Py_ssize_t few, int64_t **found) {
+    int64_t *rows = NULL, *key = PyMem_Malloc(((size_t)given_count + 1) * sizeof(int64_t));
+    KeySize *by_size = PyMem_Malloc(((size_t)given_count + 1) * sizeof(KeySize));
+    Py_ssize_t key_count = 0, filled = -1;
+    *found = NULL;
     if (key == NULL || by_size == NULL) {
         PyErr_NoMemory();
         goto done;
@@ -585,7 +572,7 @@ static PyObject *narrowed(PyObject *module, PyObject *args) {
     /* The distinct keys by posting size, ties by key (sorted, not inserted: a hostile
      * query may have any number). A negative key is held nowhere: no id is in every
      * posting. */
-    for (Py_ssize_t at = 0; at < keys.shape[0]; at++) {
+    for (Py_ssize_t at = 0; at < given_count; at++) {
         if (given[at] < 0) {
             key_count = -1;
             break;
@@ -600,8 +587,8 @@ static PyObject *narrowed(PyObject *module, PyObject *args) {
         key_count = distinct;
         for (Py_ssize_t at = 0; at < key_count; at++) {
             int64_t start, unused, end;
-            if (run_of(&postings, key[at], 0, &start, &unused) < 0) goto done;
-            if (run_of(&postings, key[at], segments - 1, &unused, &end) < 0) goto done;
+            if (run_of(postings, key[at], 0, &start, &unused) < 0) goto done;
+            if (run_of(postings, key[at], postings->segments - 1, &unused, &end) < 0) goto done;
             by_size[at].size = end - start;
             by_size[at].key = key[at];
         }
@@ -609,46 +596,71 @@ static PyObject *narrowed(PyObject *module, PyObject *args) {
         for (Py_ssize_t at = 0; at < key_count; at++) key[at] = by_size[at].key;
     }
     if (key_count <= 0) {
-        result = PyByteArray_FromStringAndSize(NULL, 0);
+        filled = 0;
         goto done;
     }
     int64_t first_start, first_end, last_start, last_end;
-    if (run_of(&postings, key[0], 0, &first_start, &first_end) < 0) goto done;
-    if (run_of(&postings, key[0], segments - 1, &last_start, &last_end) < 0) goto done;
+    if (run_of(postings, key[0], 0, &first_start, &first_end) < 0) goto done;
+    if (run_of(postings, key[0], postings->segments - 1, &last_start, &last_end) < 0) goto done;
     Py_ssize_t count = (Py_ssize_t)(last_end - first_start);
     if (count < 0) {
         PyErr_SetString(PyExc_ValueError, "id bounds are not ascending");
         goto done;
     }
-    out = PyByteArray_FromStringAndSize(NULL, count * (Py_ssize_t)sizeof(int64_t));
+    *found = PyMem_Malloc((size_t)(count ? count : 1) * sizeof(int64_t));
     rows = PyMem_Malloc((size_t)(count ? count : 1) * sizeof(int64_t));
-    if (out == NULL || rows == NULL) {
-        if (!PyErr_Occurred()) PyErr_NoMemory();
+    if (*found == NULL || rows == NULL) {
+        PyErr_NoMemory();
         goto done;
     }
-    int64_t *found = (int64_t *)PyByteArray_AS_STRING(out);
-    Py_ssize_t filled = 0;
-    for (Py_ssize_t segment = 0; segment < segments; segment++) {
+    Py_ssize_t kept = 0;
+    for (Py_ssize_t segment = 0; segment < postings->segments; segment++) {
         int64_t row, end, base = (int64_t)segment << SEGMENT_BITS;
-        if (run_of(&postings, key[0], segment, &row, &end) < 0) goto done;
-        if (filled + (end - row) > count) {
+        if (run_of(postings, key[0], segment, &row, &end) < 0) goto done;
+        if (kept + (end - row) > count) {
             PyErr_SetString(PyExc_ValueError, "id bounds are not ascending");
             goto done;
         }
-        for (; row < end; row++) found[filled++] = base + postings.ids[row];
+        for (; row < end; row++) (*found)[kept++] = base + postings->ids[row];
     }
-    for (Py_ssize_t k = 1; k < key_count && filled > few; k++) {
-        filled = kept_in(&postings, key[k], found, filled, rows);
-        if (filled < 0) goto done;
+    for (Py_ssize_t k = 1; k < key_count && kept > few; k++) {
+        kept = kept_in(postings, key[k], *found, kept, rows);
+        if (kept < 0) goto done;
     }
-    if (PyByteArray_Resize(out, filled * (Py_ssize_t)sizeof(int64_t)) < 0) goto done;
-    result = out;
-    out = NULL;
+    filled = kept;
 done:
-    Py_XDECREF(out);
+    if (filled < 0) {
+        PyMem_Free(*found);
+        *found = NULL;
+    }
     PyMem_Free(rows);
     PyMem_Free(key);
     PyMem_Free(by_size);
+    return filled;
+}
+
+PyDoc_STRVAR(narrowed_doc,
+"narrowed(local, bounds, segments, keys, few) -> bytearray\n\n"
+"The ids (int64, ascending) in the postings of `keys` (none when a key is negative),\n"
+"intersecting from the shortest posting up (ties by key) and stopping once at most\n"
+"`few` are left.");
+
+static PyObject *narrowed(PyObject *module, PyObject *args) {
+    PyObject *local, *bounds, *keys_object;
+    Py_ssize_t segments, few;
+    if (!PyArg_ParseTuple(args, "OOnOn", &local, &bounds, &segments, &keys_object, &few))
+        return NULL;
+    Postings postings;
+    if (postings_of(local, bounds, segments, &postings) < 0) return NULL;
+    Py_buffer keys = {0};
+    int64_t *found = NULL;
+    PyObject *result = NULL;
+    if (buffer_of(keys_object, &keys, 'q', 0, "keys") < 0) goto done;
+    Py_ssize_t count = narrowed_ids(&postings, keys.buf, keys.shape[0], few, &found);
+    if (count < 0) goto done;
+    result = PyByteArray_FromStringAndSize((const char *)found, count * (Py_ssize_t)sizeof(int64_t));
+done:
+    PyMem_Free(found);
     PyBuffer_Release(&keys);
     postings_release(&postings);
     return result;
@@ -1336,9 +1348,40 @@ done:
     return result;
 }
 
-static int ascending_keys(const void *left, const void *right) {
-    int64_t a = *(const int64_t *)left, b = *(const int64_t *)right;
-    return (a > b) - (a < b);
+/* The positions in `known` (ascending int64) of the word's distinct trigram keys, each
+ * three code points packed as c0 << 42 | c1 << 21 | c2, ascending by key, -1 for a key
+ * `known` does not hold: a PyMem array in `*ids` and their count, or -1 with
+ * MemoryError. */
+static Py_ssize_t looked_up_trigrams(const int64_t *known, Py_ssize_t known_count,
+                                     PyObject *word, int64_t **ids) {
+    Py_ssize_t length = PyUnicode_GET_LENGTH(word), count = length > 2 ? length - 2 : 0;
+    int kind = PyUnicode_KIND(word);
+    const void *data = PyUnicode_DATA(word);
+    int64_t *wanted = PyMem_Malloc((size_t)count * sizeof(int64_t) + 1);
+    *ids = wanted;
+    if (wanted == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t at = 0; at < count; at++)
+        wanted[at] = (int64_t)PyUnicode_READ(kind, data, at) << 42 |
+                     (int64_t)PyUnicode_READ(kind, data, at + 1) << 21 |
+                     (int64_t)PyUnicode_READ(kind, data, at + 2);
+    qsort(wanted, (size_t)count, sizeof(int64_t), ascending_ids);
+    Py_ssize_t distinct = 0;
+    for (Py_ssize_t at = 0; at < count; at++)
+        if (!distinct || wanted[distinct - 1] != wanted[at]) wanted[distinct++] = wanted[at];
+    for (Py_ssize_t at = 0; at < distinct; at++) {
+        /* The first key not below the wanted one. */
+        Py_ssize_t low = 0, high = known_count;
+        while (low < high) {
+            Py_ssize_t middle = low + (high - low) / 2;
+            if (known[middle] < wanted[at]) low = middle + 1;
+            else high = middle;
+        }
+        wanted[at] = low < known_count && known[low] == wanted[at] ? low : -1;
+    }
+    return distinct;
 }
 
 PyDoc_STRVAR(trigram_ids_doc,
@@ -1352,46 +1395,72 @@ static PyObject *trigram_ids(PyObject *module, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OU", &keys_object, &word)) return NULL;
     Py_buffer keys;
     if (buffer_of(keys_object, &keys, 'q', 0, "keys") < 0) return NULL;
-    Py_ssize_t length = PyUnicode_GET_LENGTH(word), count = length > 2 ? length - 2 : 0;
-    int kind = PyUnicode_KIND(word);
-    const void *data = PyUnicode_DATA(word);
-    int64_t *wanted = PyMem_Malloc((size_t)count * sizeof(int64_t) + 1);
+    int64_t *found = NULL;
     PyObject *ids = NULL;
-    if (wanted == NULL) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    for (Py_ssize_t at = 0; at < count; at++)
-        wanted[at] = (int64_t)PyUnicode_READ(kind, data, at) << 42 |
-                     (int64_t)PyUnicode_READ(kind, data, at + 1) << 21 |
-                     (int64_t)PyUnicode_READ(kind, data, at + 2);
-    qsort(wanted, (size_t)count, sizeof(int64_t), ascending_keys);
-    Py_ssize_t distinct = 0;
-    for (Py_ssize_t at = 0; at < count; at++)
-        if (!distinct || wanted[distinct - 1] != wanted[at]) wanted[distinct++] = wanted[at];
-    ids = PyList_New(distinct);
-    if (ids == NULL) goto done;
-    const int64_t *known = keys.buf;
-    Py_ssize_t known_count = keys.shape[0];
-    for (Py_ssize_t at = 0; at < distinct; at++) {
-        /* The first key not below the wanted one. */
-        Py_ssize_t low = 0, high = known_count;
-        while (low < high) {
-            Py_ssize_t middle = low + (high - low) / 2;
-            if (known[middle] < wanted[at]) low = middle + 1;
-            else high = middle;
-        }
-        PyObject *id = PyLong_FromSsize_t(low < known_count && known[low] == wanted[at] ? low : -1);
+    Py_ssize_t count = looked_up_trigrams(keys.buf, keys.shape[0], word, &found);
+    if (count < 0) goto done;
+    ids = PyList_New(count);
+    for (Py_ssize_t at = 0; ids != NULL && at < count; at++) {
+        PyObject *id = PyLong_FromLongLong(found[at]);
         if (id == NULL) {
             Py_CLEAR(ids);
-            goto done;
+            break;
         }
         PyList_SET_ITEM(ids, at, id);
     }
 done:
-    PyMem_Free(wanted);
+    PyMem_Free(found);
     PyBuffer_Release(&keys);
     return ids;
+}
+
+PyDoc_STRVAR(words_containing_doc,
+"words_containing(keys, local, bounds, segments, words, word, few) -> bytearray\n\n"
+"The ids (int64, ascending) of the `words` (a list of str) holding `word` as a\n"
+"substring: those in the postings of all the word's trigrams (`keys` ascending, key k's\n"
+"word ids posting k of local and bounds), narrowed as `narrowed` narrows with `few`,\n"
+"then checked.");
+
+static PyObject *words_containing(PyObject *module, PyObject *args) {
+    PyObject *keys_object, *local, *bounds, *words, *word;
+    Py_ssize_t segments, few;
+    if (!PyArg_ParseTuple(args, "OOOnO!Un", &keys_object, &local, &bounds, &segments,
+                          &PyList_Type, &words, &word, &few))
+        return NULL;
+    Postings postings;
+    if (postings_of(local, bounds, segments, &postings) < 0) return NULL;
+    Py_buffer keys = {0};
+    int64_t *trigrams = NULL, *found = NULL;
+    PyObject *result = NULL;
+    if (buffer_of(keys_object, &keys, 'q', 0, "keys") < 0) goto done;
+    Py_ssize_t trigram_count = looked_up_trigrams(keys.buf, keys.shape[0], word, &trigrams);
+    if (trigram_count < 0) goto done;
+    Py_ssize_t count = narrowed_ids(&postings, trigrams, trigram_count, few, &found);
+    if (count < 0) goto done;
+    /* Holding the word's trigrams is not holding the word ("cabca" and "abcab"). */
+    Py_ssize_t kept = 0;
+    for (Py_ssize_t at = 0; at < count; at++) {
+        if (found[at] >= PyList_GET_SIZE(words)) {
+            PyErr_SetString(PyExc_ValueError, "a word id is out of range");
+            goto done;
+        }
+        PyObject *candidate = PyList_GET_ITEM(words, found[at]);
+        if (!PyUnicode_Check(candidate)) {
+            PyErr_SetString(PyExc_TypeError, "the words must be str");
+            goto done;
+        }
+        int holds = PyUnicode_Contains(candidate, word);
+        if (holds < 0) goto done;
+        found[kept] = found[at];
+        kept += holds;
+    }
+    result = PyByteArray_FromStringAndSize((const char *)found, kept * (Py_ssize_t)sizeof(int64_t));
+done:
+    PyMem_Free(trigrams);
+    PyMem_Free(found);
+    PyBuffer_Release(&keys);
+    postings_release(&postings);
+    return result;
 }
 
 static PyMethodDef methods[] = {
@@ -1402,6 +1471,7 @@ static PyMethodDef methods[] = {
     {"narrowed", narrowed, METH_VARARGS, narrowed_doc},
     {"fused", fused, METH_VARARGS, fused_doc},
     {"trigram_ids", trigram_ids, METH_VARARGS, trigram_ids_doc},
+    {"words_containing", words_containing, METH_VARARGS, words_containing_doc},
     {NULL, NULL, 0, NULL},
 };
 

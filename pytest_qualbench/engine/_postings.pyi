@@ -72,3 +72,13 @@ def fused(
     /,
 ) -> tuple[bytearray, bytearray, bytearray]: ...
 def trigram_ids(keys: npt.NDArray[np.int64], word: str, /) -> list[int]: ...
+def words_containing(
+    keys: npt.NDArray[np.int64],
+    local: npt.NDArray[np.uint16],
+    bounds: npt.NDArray[np.int64],
+    segments: int,
+    words: list[str],
+    word: str,
+    few: int,
+    /,
+) -> bytearray: ...

@@ -73,7 +73,7 @@ class TrigramLayer:
 
     def knows(self, word: str) -> bool:
         """True when the folded word occurs as a substring of some chunk."""
-        return len(word) >= MIN_TRIGRAM_WORD_CHARS and bool(self.words.containing(word))
+        return len(word) >= MIN_TRIGRAM_WORD_CHARS and len(self.words.containing(word)) > 0
 
     @staticmethod
     def query_words(query: str) -> list[str]:

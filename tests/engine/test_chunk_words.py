@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import cast
 
 import numpy as np
 import pytest
@@ -86,11 +87,11 @@ def test_words_are_numbered_by_first_sight_with_ascending_chunks() -> None:
 
 def test_a_query_word_inside_a_compound_is_found_through_the_compound() -> None:
     words = words_of("poolcachelo x", "cache", "cach ache")
-    assert sorted(words.containing("cache")) == [0, 2]
+    assert words.containing("cache").tolist() == [0, 2]
     assert holding(words, "cache") == [0, 1]
     # Every trigram of "cachel" is in chunk 2's words, but not the word itself.
     assert holding(words, "cachel") == [0]
-    assert words.containing("zzz") == []
+    assert words.containing("zzz").tolist() == []
 
 
 def test_an_ascii_chunks_words_are_its_raw_words_lowercased() -> None:
@@ -273,3 +274,16 @@ def test_chunks_holding_is_the_set_of_chunks_it_stands_for(
     expected_any = [] if expected_every else sorted(shown.intersection(set().union(*holders)))
     assert np.frombuffer(every, dtype=np.int64).tolist() == expected_every
     assert np.frombuffer(any_, dtype=np.int64).tolist() == expected_any
+
+
+def test_words_containing_refuses_word_ids_past_the_words_and_words_not_str() -> None:
+    words = words_of("cabca", "xabcabx")
+    index = (words.keys, words.word_ids.local, words.word_ids.bounds, words.word_ids.segments)
+    # "cabca" holds every trigram of "abcab" but not the word: only word 1 is kept.
+    found = _postings.words_containing(*index, words.words, "abcab", 32)
+    assert np.frombuffer(found, dtype=np.int64).tolist() == [1]
+    with pytest.raises(ValueError, match="word id is out of range"):
+        _postings.words_containing(*index, words.words[:1], "abcab", 32)
+    not_str = cast(list[str], [b"cabca", b"xabcabx"])
+    with pytest.raises(TypeError, match="must be str"):
+        _postings.words_containing(*index, not_str, "abcab", 32)
