@@ -18,12 +18,15 @@ ALL_KINDS = ("durable", "ephemeral", "session")
 DEFAULT_LIMIT = 10
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Chunk:
     """A searchable piece of one entry's haystack.
 
     `source` is the entry's source_label and `position` the chunk's index within
     that source: together they are the stable key every tie-break uses.
+
+    Slotted: an index holds one per chunk, and a search reads the fields of each
+    result's; a per-instance dict was a second allocation to reach (and to keep).
     """
 
     text: str
@@ -35,7 +38,7 @@ class Chunk:
     metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Result:
     """One ranked hit. Only `text` is required of a custom engine's results."""
 
