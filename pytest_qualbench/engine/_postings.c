@@ -1065,26 +1065,93 @@ typedef struct {
  * with no sort. */
 typedef uint64_t ChunkBits;
 
+/* Word `word`'s chunks marked in `bits`; -1 with ValueError for a chunk out of range,
+ * checked as each row is met: a branch never taken on a sound index costs less than a
+ * pass of its own. */
+static int word_chunks(const WordGroups *groups, int64_t word, ChunkBits *bits) {
+    uint32_t count = (uint32_t)groups->chunk_count;
+    const int32_t *row = groups->chunk + groups->offset[word];
+    const int32_t *end = groups->chunk + groups->offset[word + 1];
+    for (; row < end; row++) {
+        uint32_t chunk = (uint32_t)*row;
+        if (__builtin_expect(chunk >= count, 0)) {
+            PyErr_SetString(PyExc_ValueError, "a chunk id is out of range");
+            return -1;
+        }
+        bits[chunk >> 6] |= (ChunkBits)1 << (chunk & 63);
+    }
+    return 0;
+}
+
 /* The chunks of group `group`'s words marked in `bits` (`words` words, zeroed here);
- * -1 with ValueError for a chunk out of range, checked as each row is met: a branch
- * never taken on a sound index costs less than a pass of its own. */
+ * -1 with ValueError for a chunk out of range. */
 static int group_chunks(const WordGroups *groups, Py_ssize_t group, ChunkBits *bits,
                         Py_ssize_t words) {
     memset(bits, 0, (size_t)words * sizeof(ChunkBits));
-    uint32_t count = (uint32_t)groups->chunk_count;
+    for (Py_ssize_t at = group ? groups->end[group - 1] : 0; at < groups->end[group]; at++)
+        if (word_chunks(groups, groups->word[at], bits) < 0) return -1;
+    return 0;
+}
+
+/* The first row in [row, end) whose chunk is at least `wanted` (end when none is):
+ * galloping from `row`, then a binary search, as `galloped` walks local ids. */
+static inline int64_t chunk_galloped(const int32_t *chunks, int64_t row, int64_t end,
+                                     int64_t wanted) {
+    if (row >= end || chunks[row] >= wanted) return row;
+    int64_t low = row, step = 1;
+    while (low + step < end && chunks[low + step] < wanted) {
+        low += step;
+        step <<= 1;
+    }
+    int64_t high = low + step < end ? low + step : end;
+    while (high - low > 1) {
+        int64_t middle = low + (high - low) / 2;
+        if (chunks[middle] < wanted)
+            low = middle;
+        else
+            high = middle;
+    }
+    return high;
+}
+
+/* A word posting longer than this many rows a candidate is probed for the candidates
+ * rather than walked whole. */
+#define PROBED_ROWS 16
+
+/* Which of `count` candidate chunks (ascending) group `group`'s words hold, marked in
+ * `bits` (zeroed here): a word's chunks are walked, or, when they outnumber the
+ * candidates PROBED_ROWS times over, searched for each candidate. -1 with ValueError
+ * for a chunk out of range among those walked. */
+static int group_candidates(const WordGroups *groups, Py_ssize_t group, const int64_t *candidates,
+                            Py_ssize_t count, ChunkBits *bits, Py_ssize_t words) {
+    memset(bits, 0, (size_t)words * sizeof(ChunkBits));
     for (Py_ssize_t at = group ? groups->end[group - 1] : 0; at < groups->end[group]; at++) {
-        const int32_t *row = groups->chunk + groups->offset[groups->word[at]];
-        const int32_t *end = groups->chunk + groups->offset[groups->word[at] + 1];
-        for (; row < end; row++) {
-            uint32_t chunk = (uint32_t)*row;
-            if (__builtin_expect(chunk >= count, 0)) {
-                PyErr_SetString(PyExc_ValueError, "a chunk id is out of range");
-                return -1;
-            }
-            bits[chunk >> 6] |= (ChunkBits)1 << (chunk & 63);
+        int64_t word = groups->word[at];
+        int64_t row = groups->offset[word], end = groups->offset[word + 1];
+        if (end - row <= PROBED_ROWS * (int64_t)count) {
+            if (word_chunks(groups, word, bits) < 0) return -1;
+            continue;
+        }
+        for (Py_ssize_t c = 0; c < count && row < end; c++) {
+            row = chunk_galloped(groups->chunk, row, end, candidates[c]);
+            if (row < end && groups->chunk[row] == candidates[c])
+                bits[candidates[c] >> 6] |= (ChunkBits)1 << (candidates[c] & 63);
         }
     }
     return 0;
+}
+
+/* The visible chunks of a set, ascending, into `ids`; their count. */
+static Py_ssize_t listed_chunks(const ChunkBits *bits, Py_ssize_t words, const uint8_t *shown,
+                                int64_t *ids) {
+    Py_ssize_t kept = 0;
+    for (Py_ssize_t w = 0; w < words; w++)
+        for (ChunkBits left = bits[w]; left; left &= left - 1) {
+            int64_t chunk = (int64_t)w << 6 | __builtin_ctzll(left);
+            ids[kept] = chunk;
+            kept += shown[chunk] != 0;
+        }
+    return kept;
 }
 
 /* The visible chunks of a set, ascending, as a bytearray of int64. */
@@ -1093,14 +1160,7 @@ static PyObject *visible_chunks(const ChunkBits *bits, Py_ssize_t words, const u
     for (Py_ssize_t w = 0; w < words; w++) most += __builtin_popcountll(bits[w]);
     PyObject *result = PyByteArray_FromStringAndSize(NULL, most * (Py_ssize_t)sizeof(int64_t));
     if (result == NULL) return NULL;
-    int64_t *ids = (int64_t *)PyByteArray_AS_STRING(result);
-    Py_ssize_t kept = 0;
-    for (Py_ssize_t w = 0; w < words; w++)
-        for (ChunkBits left = bits[w]; left; left &= left - 1) {
-            int64_t chunk = (int64_t)w << 6 | __builtin_ctzll(left);
-            ids[kept] = chunk;
-            kept += shown[chunk] != 0;
-        }
+    Py_ssize_t kept = listed_chunks(bits, words, shown, (int64_t *)PyByteArray_AS_STRING(result));
     if (PyByteArray_Resize(result, kept * (Py_ssize_t)sizeof(int64_t)) < 0) Py_CLEAR(result);
     return result;
 }
@@ -1118,7 +1178,9 @@ static PyObject *chunks_holding(PyObject *module, PyObject *args) {
                           &ends_object, &visible_object))
         return NULL;
     Py_buffer offsets = {0}, chunks = {0}, words = {0}, ends = {0}, visible = {0};
-    void *scratch = NULL;
+    ChunkBits *scratch = NULL;
+    int64_t *candidates = NULL;
+    KeySize *by_rows = NULL;
     PyObject *result = NULL, *every = NULL, *any = NULL;
     if (buffer_of(offsets_object, &offsets, 'q', 0, "offsets") < 0) goto done;
     if (buffer_of(chunks_object, &chunks, 'i', 0, "chunks") < 0) goto done;
@@ -1128,11 +1190,14 @@ static PyObject *chunks_holding(PyObject *module, PyObject *args) {
     WordGroups groups = {offsets.buf, words.buf, ends.buf, chunks.buf, visible.buf,
                          ends.shape[0], visible.shape[0]};
     Py_ssize_t word_count = offsets.shape[0] - 1;
+    /* Some query word no chunk word holds: no chunk holds them all. */
+    int some_group_empty = 0;
     for (Py_ssize_t group = 0, at = 0; group < groups.group_count; group++) {
         if (groups.end[group] < at || groups.end[group] > words.shape[0]) {
             PyErr_SetString(PyExc_ValueError, "group ends are not ascending ends of the words");
             goto done;
         }
+        some_group_empty |= groups.end[group] == at;
         for (; at < groups.end[group]; at++) {
             int64_t w = groups.word[at];
             if (w < 0 || w >= word_count || groups.offset[w] < 0 ||
@@ -1142,36 +1207,59 @@ static PyObject *chunks_holding(PyObject *module, PyObject *args) {
             }
         }
     }
-    /* Three sets: the chunks of every group so far, of the group at hand, of any group. */
+    /* Three sets: the chunks of every group so far, of the group at hand, of any group;
+     * and the candidates, the visible chunks of every group so far. */
     Py_ssize_t set_words = (groups.chunk_count + 63) / 64;
     scratch = PyMem_Calloc((size_t)set_words * 3 + 1, sizeof(ChunkBits));
-    if (scratch == NULL) {
+    candidates = PyMem_Malloc(((size_t)set_words * 64 + 1) * sizeof(int64_t));
+    by_rows = PyMem_Malloc(((size_t)groups.group_count + 1) * sizeof(KeySize));
+    if (scratch == NULL || candidates == NULL || by_rows == NULL) {
         PyErr_NoMemory();
         goto done;
     }
     ChunkBits *in_every = scratch, *in_group = in_every + set_words,
               *in_any = in_group + set_words;
-    ChunkBits held_by_every = 0;
+    /* The groups by their rows, fewest first: the chunks of the first are the
+     * candidates, and a long posting of a later group is searched for them, not walked. */
     for (Py_ssize_t group = 0; group < groups.group_count; group++) {
-        if (group_chunks(&groups, group, in_group, set_words) < 0) goto done;
-        held_by_every = 0;
-        for (Py_ssize_t w = 0; w < set_words; w++) {
-            in_any[w] |= in_group[w];
-            in_every[w] = group ? in_every[w] & in_group[w] : in_group[w];
-            held_by_every |= in_every[w];
+        by_rows[group].key = group;
+        by_rows[group].size = 0;
+        for (Py_ssize_t at = group ? groups.end[group - 1] : 0; at < groups.end[group]; at++)
+            by_rows[group].size += groups.offset[groups.word[at] + 1] - groups.offset[groups.word[at]];
+    }
+    qsort(by_rows, (size_t)groups.group_count, sizeof(KeySize), smaller_first);
+    Py_ssize_t count = 0;
+    if (groups.group_count && !some_group_empty) {
+        if (group_chunks(&groups, by_rows[0].key, in_every, set_words) < 0) goto done;
+        count = listed_chunks(in_every, set_words, groups.shown, candidates);
+        for (Py_ssize_t k = 1; k < groups.group_count && count; k++) {
+            if (group_candidates(&groups, by_rows[k].key, candidates, count, in_group,
+                                 set_words) < 0)
+                goto done;
+            for (Py_ssize_t w = 0; w < set_words; w++) in_every[w] &= in_group[w];
+            count = listed_chunks(in_every, set_words, groups.shown, candidates);
         }
     }
-    every = held_by_every ? visible_chunks(in_every, set_words, groups.shown)
-                          : PyByteArray_FromStringAndSize(NULL, 0);
+    every = PyByteArray_FromStringAndSize((const char *)candidates,
+                                          count * (Py_ssize_t)sizeof(int64_t));
     if (every == NULL) goto done;
-    any = PyByteArray_GET_SIZE(every) == 0 ? visible_chunks(in_any, set_words, groups.shown)
-                                           : PyByteArray_FromStringAndSize(NULL, 0);
+    if (count == 0) {
+        for (Py_ssize_t group = 0; group < groups.group_count; group++) {
+            if (group_chunks(&groups, group, in_group, set_words) < 0) goto done;
+            for (Py_ssize_t w = 0; w < set_words; w++) in_any[w] |= in_group[w];
+        }
+        any = visible_chunks(in_any, set_words, groups.shown);
+    } else {
+        any = PyByteArray_FromStringAndSize(NULL, 0);
+    }
     if (any == NULL) goto done;
     result = PyTuple_Pack(2, every, any);
 done:
     Py_XDECREF(every);
     Py_XDECREF(any);
     PyMem_Free(scratch);
+    PyMem_Free(candidates);
+    PyMem_Free(by_rows);
     PyBuffer_Release(&offsets);
     PyBuffer_Release(&chunks);
     PyBuffer_Release(&words);
