@@ -111,26 +111,31 @@ static int run_of(const Postings *postings, int64_t key, Py_ssize_t segment, int
 
 /* The first row in [row, end) whose id is at least `wanted` (end when none is):
  * galloping from `row`, then a binary search, so a walk over ascending ids costs
- * ~ log(gap) a step. */
-static inline int64_t galloped(const uint16_t *ids, int64_t row, int64_t end, uint16_t wanted) {
-    if (row >= end || ids[row] >= wanted) return row;
-    int64_t low = row, step = 1;
-    /* ids[low] < wanted throughout */
-    while (low + step < end && ids[low + step] < wanted) {
-        low += step;
-        step <<= 1;
+ * ~ log(gap) a step. One function per id type: `galloped` over posting ids (uint16),
+ * `chunk_galloped` over chunk lists (int32). */
+#define GALLOPED(name, id_type, wanted_type)                                               \
+    static inline int64_t name(const id_type *ids, int64_t row, int64_t end,             \
+                               wanted_type wanted) {                                     \
+        if (row >= end || ids[row] >= wanted) return row;                                \
+        int64_t low = row, step = 1;                                                     \
+        /* ids[low] < wanted throughout */                                               \
+        while (low + step < end && ids[low + step] < wanted) {                           \
+            low += step;                                                                 \
+            step <<= 1;                                                                  \
+        }                                                                                \
+        int64_t high = low + step < end ? low + step : end;                              \
+        /* ids[low] < wanted, and ids[high] >= wanted or high == end */                  \
+        while (high - low > 1) {                                                         \
+            int64_t middle = low + (high - low) / 2;                                     \
+            if (ids[middle] < wanted)                                                    \
+                low = middle;                                                            \
+            else                                                                         \
+                high = middle;                                                           \
+        }                                                                                \
+        return high;                                                                     \
     }
-    int64_t high = low + step < end ? low + step : end;
-    /* ids[low] < wanted, and ids[high] >= wanted or high == end */
-    while (high - low > 1) {
-        int64_t middle = low + (high - low) / 2;
-        if (ids[middle] < wanted)
-            low = middle;
-        else
-            high = middle;
-    }
-    return high;
-}
+GALLOPED(galloped, uint16_t, uint16_t)
+GALLOPED(chunk_galloped, int32_t, int64_t)
 
 /* Where the ids' range in [start, end) puts `wanted` (interpolation): a row to probe
  * first, start when ids[start] is already at least `wanted`, end when no id is. */
@@ -1091,27 +1096,6 @@ static int group_chunks(const WordGroups *groups, Py_ssize_t group, ChunkBits *b
     for (Py_ssize_t at = group ? groups->end[group - 1] : 0; at < groups->end[group]; at++)
         if (word_chunks(groups, groups->word[at], bits) < 0) return -1;
     return 0;
-}
-
-/* The first row in [row, end) whose chunk is at least `wanted` (end when none is):
- * galloping from `row`, then a binary search, as `galloped` walks local ids. */
-static inline int64_t chunk_galloped(const int32_t *chunks, int64_t row, int64_t end,
-                                     int64_t wanted) {
-    if (row >= end || chunks[row] >= wanted) return row;
-    int64_t low = row, step = 1;
-    while (low + step < end && chunks[low + step] < wanted) {
-        low += step;
-        step <<= 1;
-    }
-    int64_t high = low + step < end ? low + step : end;
-    while (high - low > 1) {
-        int64_t middle = low + (high - low) / 2;
-        if (chunks[middle] < wanted)
-            low = middle;
-        else
-            high = middle;
-    }
-    return high;
 }
 
 /* A word posting longer than this many rows a candidate is probed for the candidates
