@@ -131,11 +131,6 @@ class SegmentedIds:
         segments = self.segments
         return int(self.bounds[key * segments]), int(self.bounds[(key + 1) * segments])
 
-    def spans(self, keys: DocIds) -> tuple[DocIds, DocIds]:
-        """The first and end row of each key's posting (all its segments)."""
-        segments = self.segments
-        return self.bounds[keys * segments], self.bounds[(keys + 1) * segments]
-
     def ids(self, key: int) -> DocIds:
         """The key's ids, ascending, as index-typed ints."""
         segments = self.segments
