@@ -466,15 +466,18 @@ static int add_term(const Postings *postings, const Scoring *scoring, Py_ssize_t
     return 0;
 }
 
-/* Add every term's shares, term after term, to the totals of `count` candidates. */
-static int add_every_term(const Postings *postings, const Scoring *scoring, const int64_t *docs,
-                          Py_ssize_t count, double *totals) {
+/* Add the shares of the terms order[first:last] (every term in term order when `order`
+ * is NULL) to the totals of `count` candidates (ascending), term after term. */
+static int add_terms(const Postings *postings, const Scoring *scoring, const Py_ssize_t *order,
+                     Py_ssize_t first, Py_ssize_t last, const int64_t *docs, Py_ssize_t count,
+                     double *totals) {
     Adder adder = {0};
     int status = -1;
     if (adder_of(docs, count, postings->segments, scoring->doc_count, totals, &adder) < 0)
         goto done;
-    for (Py_ssize_t t = 0; t < scoring->term_count; t++)
-        if (add_term(postings, scoring, t, &adder, totals) < 0) goto done;
+    for (Py_ssize_t k = first; k < last; k++)
+        if (add_term(postings, scoring, order != NULL ? order[k] : k, &adder, totals) < 0)
+            goto done;
     /* The sums kept by slot go back to the totals. */
     if (adder.slots != NULL)
         for (Py_ssize_t at = 0; at < count; at++) totals[at] = adder.sums[at + SLOT_SINKS];
@@ -512,7 +515,8 @@ static PyObject *add_scores(PyObject *module, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "candidates and totals differ in length");
         goto done;
     }
-    if (add_every_term(&postings, &scoring, candidates.buf, candidates.shape[0], totals.buf) < 0)
+    if (add_terms(&postings, &scoring, NULL, 0, scoring.term_count, candidates.buf,
+                  candidates.shape[0], totals.buf) < 0)
         goto done;
     result = Py_None;
     Py_INCREF(result);
@@ -739,24 +743,35 @@ static PyObject *ranked_pair(Scored *heap, Py_ssize_t size) {
 
 /* From this many candidates on, best_of first bounds their scores by the terms of the
  * largest shares and scores exactly only those that can reach the best. */
-#define PRUNED_CANDIDATES 4096
-/* The best's lowest score is first estimated once the terms added hold a fifth of all
- * terms' bound; again whenever the terms not yet added could add at most PRUNE_REST_SHARE
- * of the last estimate, at most ESTIMATES times before the bound is given up. The bound
- * is kept once it leaves at most one candidate in PRUNED_SHARE. (Measured on both
- * benchmark corpora at 10^5 chunks: docs/performance.md, "Issue 28, round 5".) */
-#define FIRST_ESTIMATE_REST 0.8
-#define PRUNE_REST_SHARE 0.4
-#define PRUNED_SHARE 4
+#define PRUNED_CANDIDATES 1024
+/* The best's lowest score is first estimated once the terms not yet added could add at
+ * most FIRST_ESTIMATE_REST of all terms' bound (before, the best by partial sums are
+ * poor guesses, and an estimate costs a probe a guess and term), and again, at most
+ * ESTIMATES times in all, each time the candidates in reach have halved. (Replayed on
+ * both benchmark corpora at 10^5 chunks: docs/performance.md, "Issue 28, round 7".) */
+#define FIRST_ESTIMATE_REST 0.15
 #define ESTIMATES 3
+/* A sum of a query's shares in another order than term order differs from it in its
+ * last bits: the bound and the estimate give it this much room. */
+#define ROUNDING_ROOM 1e-6
 
-/* The `depth` best of `count` candidates by their `scores` pushed onto `heap`; its size. */
+/* The `depth` best of `count` candidates (ascending doc ids) by their `scores` pushed onto
+ * `heap`; its size. Once the heap is full, a score at most its worst's is passed over
+ * without a call: its doc comes later, so an equal score is no better. */
 static Py_ssize_t heaped(const int64_t *docs, const double *scores, Py_ssize_t count,
                          Py_ssize_t depth, Scored *heap) {
-    Py_ssize_t size = 0;
-    for (Py_ssize_t at = 0; at < count; at++) {
+    Py_ssize_t size = 0, at = 0;
+    for (; at < count && size < depth; at++) {
         Scored scored = {scores[at], docs[at]};
         size = heap_pushed(heap, size, depth, scored);
+    }
+    if (!depth) return size;
+    double worst = heap[0].score;
+    for (; at < count; at++) {
+        if (scores[at] <= worst) continue;
+        Scored scored = {scores[at], docs[at]};
+        size = heap_pushed(heap, size, depth, scored);
+        worst = heap[0].score;
     }
     return size;
 }
@@ -765,7 +780,7 @@ static Py_ssize_t heaped(const int64_t *docs, const double *scores, Py_ssize_t c
 static int exact_scores(const Postings *postings, const Scoring *scoring, const int64_t *docs,
                         Py_ssize_t count, double *totals) {
     for (Py_ssize_t at = 0; at < count; at++) totals[at] = 0.0;
-    return add_every_term(postings, scoring, docs, count, totals);
+    return add_terms(postings, scoring, NULL, 0, scoring->term_count, docs, count, totals);
 }
 
 static int ascending_scored(const void *left, const void *right) {
@@ -773,92 +788,112 @@ static int ascending_scored(const void *left, const void *right) {
     return (a > b) - (a < b);
 }
 
-/* A lower bound on the depth-th best exact score of the candidates: the exact scores of
- * the `depth` best by `partial`, the lowest of them. `heap` and `scratch` have room for
- * depth. -INFINITY with an exception set on failure. */
+/* A lower bound on the depth-th best exact score of the candidates: of the `depth` best
+ * by their `partial` sums of the terms order[:added], the lowest of those sums with the
+ * other terms' shares added, less room for rounding. `heap`, `picked` and `sums` have
+ * room for depth. -INFINITY with an exception set on failure. */
 static double lowest_of_best(const Postings *postings, const Scoring *scoring,
-                             const int64_t *docs, const double *partial, Py_ssize_t count,
-                             Py_ssize_t depth, Scored *heap, int64_t *picked, double *scratch) {
+                             const Py_ssize_t *order, Py_ssize_t added, const int64_t *docs,
+                             const double *partial, Py_ssize_t count, Py_ssize_t depth,
+                             Scored *heap, int64_t *picked, double *sums) {
     Py_ssize_t size = heaped(docs, partial, count, depth, heap);
     qsort(heap, (size_t)size, sizeof(Scored), ascending_scored);
-    for (Py_ssize_t at = 0; at < size; at++) picked[at] = heap[at].doc;
-    if (exact_scores(postings, scoring, picked, size, scratch) < 0) return -INFINITY;
+    for (Py_ssize_t at = 0; at < size; at++) {
+        picked[at] = heap[at].doc;
+        sums[at] = heap[at].score;
+    }
+    if (add_terms(postings, scoring, order, added, scoring->term_count, picked, size, sums) < 0)
+        return -INFINITY;
     double lowest = INFINITY;
-    for (Py_ssize_t at = 0; at < size; at++) lowest = scratch[at] < lowest ? scratch[at] : lowest;
-    return lowest;
+    for (Py_ssize_t at = 0; at < size; at++) lowest = sums[at] < lowest ? sums[at] : lowest;
+    return lowest * (1 - ROUNDING_ROOM);
 }
 
 /* The `depth` best candidates onto `heap` (its size in `*size`) by MaxScore's bound
  * taken term at a time (Turtle and Flood 1995): the terms of the largest shares are
- * added first, to a partial sum a candidate; once the other terms could add little,
- * a candidate whose partial sum and their bound fall below the exact scores of `depth`
- * others cannot be among the best, and only the rest are scored exactly, in term order.
- * 1 when it paid (few were left), 0 when not (nothing on the heap), -1 on error. */
+ * added first, to a partial sum a candidate; a candidate whose partial sum and the
+ * other terms' bound fall below a lower bound on the depth-th best score cannot be
+ * among the best, and is dropped, so that each later term is added to fewer
+ * candidates. Those left at the end are scored exactly, in term order. 0 or -1 on error. */
 static int best_pruned(const Postings *postings, const Scoring *scoring, const int64_t *docs,
                        Py_ssize_t count, Py_ssize_t depth, Scored *heap, Py_ssize_t *size) {
     Py_ssize_t term_count = scoring->term_count;
     Adder adder = {0};
-    double *zeros = PyMem_Calloc((size_t)count, sizeof(double));
     double *most = PyMem_Calloc((size_t)term_count + 1, sizeof(double));
     double *rest = PyMem_Calloc((size_t)term_count + 1, sizeof(double));
     Py_ssize_t *order = PyMem_Calloc((size_t)term_count + 1, sizeof(Py_ssize_t));
+    /* The candidates in reach when last gathered, and their partial sums. */
     int64_t *kept = PyMem_Malloc((size_t)count * sizeof(int64_t));
-    double *scratch = PyMem_Malloc((size_t)count * sizeof(double));
+    double *kept_sums = PyMem_Calloc((size_t)count, sizeof(double));
+    int64_t *picked = PyMem_Malloc((size_t)depth * sizeof(int64_t));
+    double *picked_sums = PyMem_Malloc((size_t)depth * sizeof(double));
     int status = -1;
-    if (!zeros || !most || !rest || !order || !kept || !scratch) {
+    if (!most || !rest || !order || !kept || !kept_sums || !picked || !picked_sums) {
         PyErr_NoMemory();
         goto done;
     }
-    if (adder_of(docs, count, postings->segments, scoring->doc_count, zeros, &adder) < 0)
+    memcpy(kept, docs, (size_t)count * sizeof(int64_t));
+    Py_ssize_t kept_count = count;
+    if (adder_of(kept, kept_count, postings->segments, scoring->doc_count, kept_sums, &adder) < 0)
         goto done;
     /* The partial sums: the adder's own, by slot, when it keeps slots. */
-    double *partial = adder.slots != NULL ? adder.sums + SLOT_SINKS : zeros;
+    double *partial = adder.slots != NULL ? adder.sums + SLOT_SINKS : kept_sums;
     /* Each term's largest share, with room for rounding; the terms by it, descending;
      * rest[k], what the terms order[k:] can add at most. */
     for (Py_ssize_t t = 0; t < term_count; t++) {
-        most[t] = scoring->k1_plus_1 * scoring->idf[t] * scoring->query_weight[t] * 1.000001;
+        most[t] = scoring->k1_plus_1 * scoring->idf[t] * scoring->query_weight[t] *
+                  (1 + ROUNDING_ROOM);
         Py_ssize_t at = t;
         for (; at > 0 && most[order[at - 1]] < most[t]; at--) order[at] = order[at - 1];
         order[at] = t;
     }
     for (Py_ssize_t k = term_count; k > 0; k--) rest[k - 1] = rest[k] + most[order[k - 1]];
     double lowest = -INFINITY;
-    int estimates = 0;
-    status = 0;
-    for (Py_ssize_t k = 0; k < term_count && estimates < ESTIMATES; k++) {
-        if (add_term(postings, scoring, order[k], &adder, zeros) < 0) goto failed;
-        if (estimates ? rest[k + 1] > PRUNE_REST_SHARE * lowest
-                      : rest[k + 1] > FIRST_ESTIMATE_REST * rest[0])
-            continue;
-        double estimate = lowest_of_best(postings, scoring, adder.docs, partial, count, depth,
-                                         heap, kept, scratch);
-        if (PyErr_Occurred()) goto failed;
-        lowest = estimate > lowest ? estimate : lowest;
-        estimates++;
-        if (rest[k + 1] > PRUNE_REST_SHARE * lowest) continue;
-        /* A partial sum is added in another order than the exact score: room for that. */
-        Py_ssize_t left = 0;
-        for (Py_ssize_t at = 0; at < count; at++) {
-            kept[left] = adder.docs[at];
-            left += partial[at] * 1.000001 + rest[k + 1] >= lowest;
+    Py_ssize_t estimates = 0, estimated_count = count;
+    for (Py_ssize_t k = 0; k < term_count; k++) {
+        if (add_term(postings, scoring, order[k], &adder, kept_sums) < 0) goto done;
+        int last = k + 1 == term_count;
+        if (rest[k + 1] > FIRST_ESTIMATE_REST * rest[0] && !last) continue;
+        if (!estimates || (estimates < ESTIMATES && adder.count * 2 <= estimated_count)) {
+            double estimate = lowest_of_best(postings, scoring, order, k + 1, adder.docs,
+                                             partial, adder.count, depth, heap, picked,
+                                             picked_sums);
+            if (PyErr_Occurred()) goto done;
+            lowest = estimate > lowest ? estimate : lowest;
+            estimates++;
+            estimated_count = adder.count;
         }
-        if (left * PRUNED_SHARE > count) continue;
-        if (exact_scores(postings, scoring, kept, left, scratch) < 0) goto failed;
-        *size = heaped(kept, scratch, left, depth, heap);
-        status = 1;
-        break;
+        /* None can fall out of reach while the terms left could lift any to the best. */
+        if (rest[k + 1] >= lowest && !last) continue;
+        /* Those still in reach are gathered, and the later terms added to them alone. */
+        Py_ssize_t left = 0;
+        for (Py_ssize_t at = 0; at < adder.count; at++) {
+            kept[left] = adder.docs[at];
+            kept_sums[left] = partial[at];
+            left += partial[at] * (1 + ROUNDING_ROOM) + rest[k + 1] >= lowest;
+        }
+        kept_count = left;
+        if (last || left == adder.count) continue;
+        adder_release(&adder);
+        memset(&adder, 0, sizeof adder);
+        if (adder_of(kept, kept_count, postings->segments, scoring->doc_count, kept_sums,
+                     &adder) < 0)
+            goto done;
+        partial = adder.slots != NULL ? adder.sums + SLOT_SINKS : kept_sums;
     }
-    goto done;
-failed:
-    status = -1;
+    /* Every term is added: those left are scored exactly, in term order. */
+    if (exact_scores(postings, scoring, kept, kept_count, kept_sums) < 0) goto done;
+    *size = heaped(kept, kept_sums, kept_count, depth, heap);
+    status = 0;
 done:
     adder_release(&adder);
-    PyMem_Free(zeros);
     PyMem_Free(most);
     PyMem_Free(rest);
     PyMem_Free(order);
     PyMem_Free(kept);
-    PyMem_Free(scratch);
+    PyMem_Free(kept_sums);
+    PyMem_Free(picked);
+    PyMem_Free(picked_sums);
     return status;
 }
 
@@ -901,12 +936,10 @@ static PyObject *best_of(PyObject *module, PyObject *args) {
         PyErr_NoMemory();
         goto done;
     }
-    int pruned = 0;
     if (bounded && depth && count >= PRUNED_CANDIDATES) {
-        pruned = best_pruned(&postings, &scoring, candidates.buf, count, depth, heap, &size);
-        if (pruned < 0) goto done;
-    }
-    if (!pruned) {
+        if (best_pruned(&postings, &scoring, candidates.buf, count, depth, heap, &size) < 0)
+            goto done;
+    } else {
         totals = PyMem_Malloc((size_t)(count ? count : 1) * sizeof(double));
         if (totals == NULL) {
             PyErr_NoMemory();

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from pytest_qualbench.engine.bm25 import DocIds, Floats, PostingIndex
 
 # From this many candidates on, `best` bounds the scores first (_postings.c).
-PRUNED_CANDIDATES = 4096
+PRUNED_CANDIDATES = 1024
 
 
 def ranked_by_every_score(
