@@ -958,6 +958,99 @@ done:
     return result;
 }
 
+/* A set of chunks: chunk c is bit c % 64 of word c / 64. At 10^5 chunks a set is 12.5 kB
+ * and stays in the first-level cache, where a counter a chunk (400 kB) did not: marking
+ * a row's chunk costs about half of counting it, and the chunks come out ascending,
+ * with no sort. */
+typedef uint64_t ChunkBits;
+
+/* The visible chunks of a set, ascending, into `ids`; their count. */
+static Py_ssize_t listed_chunks(const ChunkBits *bits, Py_ssize_t words, const uint8_t *shown,
+                                int64_t *ids) {
+    Py_ssize_t kept = 0;
+    for (Py_ssize_t w = 0; w < words; w++)
+        for (ChunkBits left = bits[w]; left; left &= left - 1) {
+            int64_t chunk = (int64_t)w << 6 | __builtin_ctzll(left);
+            ids[kept] = chunk;
+            kept += shown[chunk] != 0;
+        }
+    return kept;
+}
+
+/* The `depth` best of the visible docs holding any term, but the `skip`ped (ascending),
+ * onto `heap` (its size in `*size`), found from the docs of every term but the one of
+ * the most rows (`common`), when that settles it: those docs are scored exactly, and
+ * if the depth-th best of them scores above all that `common` alone can give, no doc
+ * holding only `common` can be among the best, and its posting is never walked. 1 when
+ * it settled the best, 0 when not (the heap then holds nothing of use), -1 on error.
+ * Tried on every fill of two or more terms: replayed at 10^5 chunks it settled most,
+ * and trying only where `common` had 1, 2, 4 or 8 times the others' rows was slower
+ * (docs/performance.md, "Issue 28, round 7"). */
+static int seeded_best(const Postings *postings, const Scoring *scoring, const uint8_t *shown,
+                       const int64_t *skip, Py_ssize_t skip_count, Py_ssize_t depth,
+                       Scored *heap, Py_ssize_t *size) {
+    Py_ssize_t term_count = scoring->term_count, common = 0;
+    int64_t common_rows = -1, other_rows = 0;
+    if (term_count < 2) return 0;
+    for (Py_ssize_t t = 0; t < term_count; t++) {
+        int64_t rows = 0, start, end;
+        for (Py_ssize_t segment = 0; segment < postings->segments; segment++) {
+            if (run_of(postings, scoring->term[t], segment, &start, &end) < 0) return -1;
+            rows += end - start;
+        }
+        other_rows += rows;
+        if (rows > common_rows) {
+            common_rows = rows;
+            common = t;
+        }
+    }
+    other_rows -= common_rows;
+    Py_ssize_t set_words = (scoring->doc_count + 63) / 64;
+    ChunkBits *held = PyMem_Calloc((size_t)set_words + 1, sizeof(ChunkBits));
+    int64_t *docs = PyMem_Malloc(((size_t)other_rows + 1) * sizeof(int64_t));
+    double *totals = PyMem_Malloc(((size_t)other_rows + 1) * sizeof(double));
+    int status = -1;
+    if (held == NULL || docs == NULL || totals == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    /* The docs of the other terms, one bit each, then those left out unmarked. */
+    for (Py_ssize_t t = 0; t < term_count; t++) {
+        if (t == common) continue;
+        for (Py_ssize_t segment = 0; segment < postings->segments; segment++) {
+            int64_t start, end, base = (int64_t)segment << SEGMENT_BITS;
+            if (run_of(postings, scoring->term[t], segment, &start, &end) < 0) goto done;
+            for (int64_t row = start; row < end; row++) {
+                int64_t doc = base + postings->ids[row];
+                if (doc >= scoring->doc_count) {
+                    PyErr_SetString(PyExc_ValueError, "a posting id lies past the corpus");
+                    goto done;
+                }
+                held[doc >> 6] |= (ChunkBits)1 << (doc & 63);
+            }
+        }
+    }
+    for (Py_ssize_t at = 0; at < skip_count; at++)
+        if (skip[at] >= 0 && skip[at] < scoring->doc_count)
+            held[skip[at] >> 6] &= ~((ChunkBits)1 << (skip[at] & 63));
+    Py_ssize_t count = listed_chunks(held, set_words, shown, docs);
+    status = 0;
+    if (count < depth) goto done;
+    if (exact_scores(postings, scoring, docs, count, totals) < 0) {
+        status = -1;
+        goto done;
+    }
+    *size = heaped(docs, totals, count, depth, heap);
+    double alone = scoring->k1_plus_1 * scoring->idf[common] * scoring->query_weight[common] *
+                   (1 + ROUNDING_ROOM);
+    status = alone < heap[0].score;
+done:
+    PyMem_Free(held);
+    PyMem_Free(docs);
+    PyMem_Free(totals);
+    return status;
+}
+
 PyDoc_STRVAR(best_of_any_doc,
 "best_of_any(local, bounds, segments, weights, norms, terms, idfs, query_weights, k1,\n"
 "            visible, excluded, depth, bounded) -> (bytearray, bytearray)\n\n"
@@ -1029,6 +1122,15 @@ static PyObject *best_of_any(PyObject *module, PyObject *args) {
         order[at] = t;
     }
     for (Py_ssize_t k = 0; k < term_count; k++) below[k + 1] = below[k] + most[order[k]];
+    if (bounded && depth) {
+        int seeded = seeded_best(&postings, &scoring, shown, skip, skip_count, depth, heap, &size);
+        if (seeded < 0) goto done;
+        if (seeded) {
+            result = ranked_pair(heap, size);
+            goto done;
+        }
+        size = 0;
+    }
     Py_ssize_t essential = 0;
     double floor = -INFINITY;
     for (Py_ssize_t segment = 0; segment < segments && depth; segment++) {
@@ -1097,11 +1199,6 @@ typedef struct {
     Py_ssize_t group_count, chunk_count;
 } WordGroups;
 
-/* A set of chunks: chunk c is bit c % 64 of word c / 64. At 10^5 chunks a set is 12.5 kB
- * and stays in the first-level cache, where a counter a chunk (400 kB) did not: marking
- * a row's chunk costs about half of counting it, and the chunks come out ascending,
- * with no sort. */
-typedef uint64_t ChunkBits;
 
 /* Word `word`'s chunks marked in `bits`; -1 with ValueError for a chunk out of range,
  * checked as each row is met: a branch never taken on a sound index costs less than a
@@ -1156,19 +1253,6 @@ static int group_candidates(const WordGroups *groups, Py_ssize_t group, const in
         }
     }
     return 0;
-}
-
-/* The visible chunks of a set, ascending, into `ids`; their count. */
-static Py_ssize_t listed_chunks(const ChunkBits *bits, Py_ssize_t words, const uint8_t *shown,
-                                int64_t *ids) {
-    Py_ssize_t kept = 0;
-    for (Py_ssize_t w = 0; w < words; w++)
-        for (ChunkBits left = bits[w]; left; left &= left - 1) {
-            int64_t chunk = (int64_t)w << 6 | __builtin_ctzll(left);
-            ids[kept] = chunk;
-            kept += shown[chunk] != 0;
-        }
-    return kept;
 }
 
 /* The visible chunks of a set, ascending, as a bytearray of int64. */

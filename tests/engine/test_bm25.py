@@ -257,6 +257,51 @@ def test_best_of_any_skips_no_doc_that_belongs_in_the_best(
     assert list(zip(docs.tolist(), scores.tolist(), strict=True)) == ranked[:depth]
 
 
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    doc_count=st.sampled_from([300, 3000, 70_000]),
+    rare_terms=st.integers(1, 3),
+    depth=st.sampled_from([1, 10, 100]),
+    high_counts=st.booleans(),
+)
+def test_best_of_any_from_the_rarer_terms_is_every_doc_scored_then_ranked(
+    seed: int, doc_count: int, rare_terms: int, depth: int, high_counts: bool
+) -> None:
+    # One term in most docs and a few rare ones: the fill first ranks the rare terms'
+    # docs, and skips the common term's posting when their best outscore all it can
+    # give alone. Hidden and left-out docs among the rare ones must not count toward
+    # that best; 70,000 docs span two id segments.
+    rng = np.random.default_rng(seed)
+    shares = [0.9, *rng.uniform(0.002, 0.05, rare_terms).tolist()]
+    term_docs = [np.flatnonzero(rng.random(doc_count) < share) for share in shares]
+    top_count = 60 if high_counts else 3
+    rows = [
+        (term, doc, int(count))
+        for term, posting in enumerate(term_docs)
+        for doc, count in zip(
+            posting.tolist(), rng.integers(1, top_count + 1, len(posting)), strict=True
+        )
+    ]
+    terms, docs, weights = zip(*rows, strict=True)
+    lengths = rng.integers(1, 40, doc_count).tolist()
+    index = PostingIndex(
+        terms, docs, weights, term_count=len(shares), doc_lengths=lengths, k1=1.2, b=0.75
+    )
+    visible = rng.random(doc_count) < 0.9
+    left_out = np.flatnonzero(rng.random(doc_count) < 0.05)
+    query = rng.permutation(len(shares)).tolist()
+
+    found, scores = index.best_of_any(query, visible, left_out, depth)
+
+    holding = np.unique(np.concatenate(term_docs))
+    holding = holding[visible[holding] & ~np.isin(holding, left_out)]
+    every_score = index.scores(query, holding)
+    order = np.lexsort((holding, -every_score))[:depth]
+    assert found.tolist() == holding[order].tolist()
+    assert scores.tobytes() == every_score[order].tobytes()
+
+
 def summed_one_at_a_time(
     index: PostingIndex, terms: list[int], candidates: list[int], query_weights: list[float]
 ) -> list[float]:
