@@ -985,7 +985,7 @@ static Py_ssize_t listed_chunks(const ChunkBits *bits, Py_ssize_t words, const u
  * it settled the best, 0 when not (the heap then holds nothing of use), -1 on error.
  * Tried on every fill of two or more terms: replayed at 10^5 chunks it settled most,
  * and trying only where `common` had 1, 2, 4 or 8 times the others' rows was slower
- * (docs/performance.md, "Issue 28, round 7"). */
+ * (docs/performance.md, "The porter fill from its rarer terms"). */
 static int seeded_best(const Postings *postings, const Scoring *scoring, const uint8_t *shown,
                        const int64_t *skip, Py_ssize_t skip_count, Py_ssize_t depth,
                        Scored *heap, Py_ssize_t *size) {
