@@ -958,21 +958,21 @@ done:
     return result;
 }
 
-/* A set of chunks: chunk c is bit c % 64 of word c / 64. At 10^5 chunks a set is 12.5 kB
- * and stays in the first-level cache, where a counter a chunk (400 kB) did not: marking
- * a row's chunk costs about half of counting it, and the chunks come out ascending,
- * with no sort. */
-typedef uint64_t ChunkBits;
+/* A set of ids (the trigram layer's chunks, the porter fill's docs): id i is bit i % 64
+ * of word i / 64. At 10^5 chunks a set is 12.5 kB and stays in the first-level cache,
+ * where a counter a chunk (400 kB) did not: marking a row's chunk costs about half of
+ * counting it, and the ids come out ascending, with no sort. */
+typedef uint64_t IdBits;
 
-/* The visible chunks of a set, ascending, into `ids`; their count. */
-static Py_ssize_t listed_chunks(const ChunkBits *bits, Py_ssize_t words, const uint8_t *shown,
-                                int64_t *ids) {
+/* The visible ids of a set, ascending, into `ids`; their count. */
+static Py_ssize_t listed_ids(const IdBits *bits, Py_ssize_t words, const uint8_t *shown,
+                             int64_t *ids) {
     Py_ssize_t kept = 0;
     for (Py_ssize_t w = 0; w < words; w++)
-        for (ChunkBits left = bits[w]; left; left &= left - 1) {
-            int64_t chunk = (int64_t)w << 6 | __builtin_ctzll(left);
-            ids[kept] = chunk;
-            kept += shown[chunk] != 0;
+        for (IdBits left = bits[w]; left; left &= left - 1) {
+            int64_t id = (int64_t)w << 6 | __builtin_ctzll(left);
+            ids[kept] = id;
+            kept += shown[id] != 0;
         }
     return kept;
 }
@@ -1006,7 +1006,7 @@ static int seeded_best(const Postings *postings, const Scoring *scoring, const u
     }
     other_rows -= common_rows;
     Py_ssize_t set_words = (scoring->doc_count + 63) / 64;
-    ChunkBits *held = PyMem_Calloc((size_t)set_words + 1, sizeof(ChunkBits));
+    IdBits *held = PyMem_Calloc((size_t)set_words + 1, sizeof(IdBits));
     int64_t *docs = PyMem_Malloc(((size_t)other_rows + 1) * sizeof(int64_t));
     double *totals = PyMem_Malloc(((size_t)other_rows + 1) * sizeof(double));
     int status = -1;
@@ -1026,14 +1026,14 @@ static int seeded_best(const Postings *postings, const Scoring *scoring, const u
                     PyErr_SetString(PyExc_ValueError, "a posting id lies past the corpus");
                     goto done;
                 }
-                held[doc >> 6] |= (ChunkBits)1 << (doc & 63);
+                held[doc >> 6] |= (IdBits)1 << (doc & 63);
             }
         }
     }
     for (Py_ssize_t at = 0; at < skip_count; at++)
         if (skip[at] >= 0 && skip[at] < scoring->doc_count)
-            held[skip[at] >> 6] &= ~((ChunkBits)1 << (skip[at] & 63));
-    Py_ssize_t count = listed_chunks(held, set_words, shown, docs);
+            held[skip[at] >> 6] &= ~((IdBits)1 << (skip[at] & 63));
+    Py_ssize_t count = listed_ids(held, set_words, shown, docs);
     status = 0;
     if (count < depth) goto done;
     if (exact_scores(postings, scoring, docs, count, totals) < 0) {
@@ -1203,7 +1203,7 @@ typedef struct {
 /* Word `word`'s chunks marked in `bits`; -1 with ValueError for a chunk out of range,
  * checked as each row is met: a branch never taken on a sound index costs less than a
  * pass of its own. */
-static int word_chunks(const WordGroups *groups, int64_t word, ChunkBits *bits) {
+static int word_chunks(const WordGroups *groups, int64_t word, IdBits *bits) {
     uint32_t count = (uint32_t)groups->chunk_count;
     const int32_t *row = groups->chunk + groups->offset[word];
     const int32_t *end = groups->chunk + groups->offset[word + 1];
@@ -1213,16 +1213,16 @@ static int word_chunks(const WordGroups *groups, int64_t word, ChunkBits *bits) 
             PyErr_SetString(PyExc_ValueError, "a chunk id is out of range");
             return -1;
         }
-        bits[chunk >> 6] |= (ChunkBits)1 << (chunk & 63);
+        bits[chunk >> 6] |= (IdBits)1 << (chunk & 63);
     }
     return 0;
 }
 
 /* The chunks of group `group`'s words marked in `bits` (`words` words, zeroed here);
  * -1 with ValueError for a chunk out of range. */
-static int group_chunks(const WordGroups *groups, Py_ssize_t group, ChunkBits *bits,
+static int group_chunks(const WordGroups *groups, Py_ssize_t group, IdBits *bits,
                         Py_ssize_t words) {
-    memset(bits, 0, (size_t)words * sizeof(ChunkBits));
+    memset(bits, 0, (size_t)words * sizeof(IdBits));
     for (Py_ssize_t at = group ? groups->end[group - 1] : 0; at < groups->end[group]; at++)
         if (word_chunks(groups, groups->word[at], bits) < 0) return -1;
     return 0;
@@ -1237,8 +1237,8 @@ static int group_chunks(const WordGroups *groups, Py_ssize_t group, ChunkBits *b
  * candidates PROBED_ROWS times over, searched for each candidate. -1 with ValueError
  * for a chunk out of range among those walked. */
 static int group_candidates(const WordGroups *groups, Py_ssize_t group, const int64_t *candidates,
-                            Py_ssize_t count, ChunkBits *bits, Py_ssize_t words) {
-    memset(bits, 0, (size_t)words * sizeof(ChunkBits));
+                            Py_ssize_t count, IdBits *bits, Py_ssize_t words) {
+    memset(bits, 0, (size_t)words * sizeof(IdBits));
     for (Py_ssize_t at = group ? groups->end[group - 1] : 0; at < groups->end[group]; at++) {
         int64_t word = groups->word[at];
         int64_t row = groups->offset[word], end = groups->offset[word + 1];
@@ -1249,19 +1249,19 @@ static int group_candidates(const WordGroups *groups, Py_ssize_t group, const in
         for (Py_ssize_t c = 0; c < count && row < end; c++) {
             row = chunk_galloped(groups->chunk, row, end, candidates[c]);
             if (row < end && groups->chunk[row] == candidates[c])
-                bits[candidates[c] >> 6] |= (ChunkBits)1 << (candidates[c] & 63);
+                bits[candidates[c] >> 6] |= (IdBits)1 << (candidates[c] & 63);
         }
     }
     return 0;
 }
 
 /* The visible chunks of a set, ascending, as a bytearray of int64. */
-static PyObject *visible_chunks(const ChunkBits *bits, Py_ssize_t words, const uint8_t *shown) {
+static PyObject *visible_chunks(const IdBits *bits, Py_ssize_t words, const uint8_t *shown) {
     Py_ssize_t most = 0;
     for (Py_ssize_t w = 0; w < words; w++) most += __builtin_popcountll(bits[w]);
     PyObject *result = PyByteArray_FromStringAndSize(NULL, most * (Py_ssize_t)sizeof(int64_t));
     if (result == NULL) return NULL;
-    Py_ssize_t kept = listed_chunks(bits, words, shown, (int64_t *)PyByteArray_AS_STRING(result));
+    Py_ssize_t kept = listed_ids(bits, words, shown, (int64_t *)PyByteArray_AS_STRING(result));
     if (PyByteArray_Resize(result, kept * (Py_ssize_t)sizeof(int64_t)) < 0) Py_CLEAR(result);
     return result;
 }
@@ -1279,7 +1279,7 @@ static PyObject *chunks_holding(PyObject *module, PyObject *args) {
                           &ends_object, &visible_object))
         return NULL;
     Py_buffer offsets = {0}, chunks = {0}, words = {0}, ends = {0}, visible = {0};
-    ChunkBits *scratch = NULL;
+    IdBits *scratch = NULL;
     int64_t *candidates = NULL;
     KeySize *by_rows = NULL;
     PyObject *result = NULL, *every = NULL, *any = NULL;
@@ -1311,14 +1311,14 @@ static PyObject *chunks_holding(PyObject *module, PyObject *args) {
     /* Three sets: the chunks of every group so far, of the group at hand, of any group;
      * and the candidates, the visible chunks of every group so far. */
     Py_ssize_t set_words = (groups.chunk_count + 63) / 64;
-    scratch = PyMem_Calloc((size_t)set_words * 3 + 1, sizeof(ChunkBits));
+    scratch = PyMem_Calloc((size_t)set_words * 3 + 1, sizeof(IdBits));
     candidates = PyMem_Malloc(((size_t)set_words * 64 + 1) * sizeof(int64_t));
     by_rows = PyMem_Malloc(((size_t)groups.group_count + 1) * sizeof(KeySize));
     if (scratch == NULL || candidates == NULL || by_rows == NULL) {
         PyErr_NoMemory();
         goto done;
     }
-    ChunkBits *in_every = scratch, *in_group = in_every + set_words,
+    IdBits *in_every = scratch, *in_group = in_every + set_words,
               *in_any = in_group + set_words;
     /* The groups by their rows, fewest first: the chunks of the first are the
      * candidates, and a long posting of a later group is searched for them, not walked. */
@@ -1332,13 +1332,13 @@ static PyObject *chunks_holding(PyObject *module, PyObject *args) {
     Py_ssize_t count = 0;
     if (groups.group_count && !some_group_empty) {
         if (group_chunks(&groups, by_rows[0].key, in_every, set_words) < 0) goto done;
-        count = listed_chunks(in_every, set_words, groups.shown, candidates);
+        count = listed_ids(in_every, set_words, groups.shown, candidates);
         for (Py_ssize_t k = 1; k < groups.group_count && count; k++) {
             if (group_candidates(&groups, by_rows[k].key, candidates, count, in_group,
                                  set_words) < 0)
                 goto done;
             for (Py_ssize_t w = 0; w < set_words; w++) in_every[w] &= in_group[w];
-            count = listed_chunks(in_every, set_words, groups.shown, candidates);
+            count = listed_ids(in_every, set_words, groups.shown, candidates);
         }
     }
     every = PyByteArray_FromStringAndSize((const char *)candidates,
