@@ -363,6 +363,8 @@ def test_a_directory_in_place_of_the_file_is_corrupt_and_replaced(
         ),
         pytest.param("trigram.words.keys", np.array([5, 2], dtype=np.int64), id="word keys back"),
         pytest.param("trigram.words_ends", np.array([1], dtype=np.int64), id="words cut short"),
+        pytest.param("trigram.dense_bits", np.zeros(1, dtype=np.int64), id="dense bits of int64"),
+        pytest.param("porter.dense_at", np.array([0], dtype=np.int64), id="dense sets short"),
     ],
 )
 def test_intact_files_of_a_wrong_index_are_corrupt(
@@ -370,6 +372,18 @@ def test_intact_files_of_a_wrong_index_are_corrupt(
 ) -> None:
     state = engine.index_state()
     damaged = replace(state, arrays={**state.arrays, name: array})
+    cache = IndexCache(tmp_path)
+    assert cache.store_state("markdown", "k", damaged)
+    assert cache.load("markdown", "k", Engine()) == Loaded(None, "corrupt")
+
+
+def test_a_dense_set_whose_ranks_miscount_is_corrupt(tmp_path: Path, engine: Engine) -> None:
+    # A rank one too high would put a row past its key's run: refused as the cache loads.
+    state = engine.index_state()
+    ranks = state.arrays["trigram.dense_ranks"].copy()
+    assert len(ranks) > 1, "the fixture set's trigram layer has no dense set"
+    ranks[-1] += 1
+    damaged = replace(state, arrays={**state.arrays, "trigram.dense_ranks": ranks})
     cache = IndexCache(tmp_path)
     assert cache.store_state("markdown", "k", damaged)
     assert cache.load("markdown", "k", Engine()) == Loaded(None, "corrupt")

@@ -2,8 +2,10 @@
  * the best docs of a merge, and the chunks holding a query's words.
  *
  * Key k's ids in segment s are local[bounds[k * S + s] : bounds[k * S + s + 1]] plus
- * s << 16, ascending within a run. The arrays come from numpy through the buffer
- * protocol, so building needs only a C compiler and Python's headers.
+ * s << 16, ascending within a run; a key held by many docs also has a bit set of them
+ * (`dense_sets`), by which its rows are found without a search. The arrays come from
+ * numpy through the buffer protocol, so building needs only a C compiler and Python's
+ * headers.
  *
  * Arrays read from the index cache are checked when it loads (SegmentedIds.stored), but
  * every index here is checked again against the buffers' lengths: a damaged array makes
@@ -23,11 +25,20 @@
 #define SEGMENT_BITS 16
 #define SEGMENT_DOCS ((int64_t)1 << SEGMENT_BITS)
 
+/* A dense key's set (`dense_sets`): bit i of word w, doc (w << 6) + i, is set when the
+ * key's posting holds the doc, and rank[w] counts the posting's rows before word w
+ * within its segment (a segment is SEGMENT_WORDS words). dense_at[key] is where the
+ * key's words start, -1 for a key without a set. */
+#define SEGMENT_WORDS (SEGMENT_DOCS >> 6)
+
 typedef struct {
-    Py_buffer local, bounds;
+    Py_buffer local, bounds, dense_at, dense_bits, dense_ranks;
     const uint16_t *ids;
     const int64_t *runs;
-    Py_ssize_t id_count, run_count, segments;
+    const int64_t *set_at;
+    const uint64_t *bits;
+    const uint16_t *ranks;
+    Py_ssize_t id_count, run_count, segments, word_count;
 } Postings;
 
 /* Whether a buffer's struct format is one item of `format`: int64 is 'l' or 'q' by
@@ -39,6 +50,7 @@ static int format_is(const Py_buffer *view, char format) {
     switch (format) {
     case 'q': return (given[0] == 'q' || given[0] == 'l') && view->itemsize == 8;
     case 'H': return given[0] == 'H' && view->itemsize == 2;
+    case 'Q': return (given[0] == 'Q' || given[0] == 'L') && view->itemsize == 8;
     case 'd': return given[0] == 'd' && view->itemsize == 8;
     case 'i': return (given[0] == 'i' || (given[0] == 'l' && sizeof(long) == 4)) && view->itemsize == 4;
     case '?': return given[0] == '?' && view->itemsize == 1;
@@ -69,22 +81,41 @@ static int buffer_of(PyObject *object, Py_buffer *view, char format, int writabl
 static void postings_release(Postings *postings) {
     PyBuffer_Release(&postings->local);
     PyBuffer_Release(&postings->bounds);
+    PyBuffer_Release(&postings->dense_at);
+    PyBuffer_Release(&postings->dense_bits);
+    PyBuffer_Release(&postings->dense_ranks);
 }
 
+/* The postings of these arrays, or -1 with ValueError (nothing held then). */
 static int postings_of(PyObject *local, PyObject *bounds, Py_ssize_t segments,
+                       PyObject *dense_at, PyObject *dense_bits, PyObject *dense_ranks,
                        Postings *postings) {
-    if (buffer_of(local, &postings->local, 'H', 0, "local ids") < 0) return -1;
-    if (buffer_of(bounds, &postings->bounds, 'q', 0, "id bounds") < 0) {
-        PyBuffer_Release(&postings->local);
+    memset(postings, 0, sizeof *postings);
+    if (buffer_of(local, &postings->local, 'H', 0, "local ids") < 0 ||
+        buffer_of(bounds, &postings->bounds, 'q', 0, "id bounds") < 0 ||
+        buffer_of(dense_at, &postings->dense_at, 'q', 0, "dense set starts") < 0 ||
+        buffer_of(dense_bits, &postings->dense_bits, 'Q', 0, "dense set bits") < 0 ||
+        buffer_of(dense_ranks, &postings->dense_ranks, 'H', 0, "dense set ranks") < 0) {
+        postings_release(postings);
         return -1;
     }
     postings->ids = postings->local.buf;
     postings->runs = postings->bounds.buf;
+    postings->set_at = postings->dense_at.buf;
+    postings->bits = postings->dense_bits.buf;
+    postings->ranks = postings->dense_ranks.buf;
     postings->id_count = postings->local.shape[0];
     postings->run_count = postings->bounds.shape[0];
     postings->segments = segments;
+    postings->word_count = postings->dense_bits.shape[0];
     if (segments < 1 || (postings->run_count - 1) % segments != 0) {
         PyErr_SetString(PyExc_ValueError, "id bounds do not match the segment count");
+        postings_release(postings);
+        return -1;
+    }
+    if (postings->dense_at.shape[0] != (postings->run_count - 1) / segments ||
+        postings->dense_ranks.shape[0] != postings->word_count) {
+        PyErr_SetString(PyExc_ValueError, "dense sets do not match the postings");
         postings_release(postings);
         return -1;
     }
@@ -167,8 +198,14 @@ static inline int64_t settled(const uint16_t *ids, int64_t start, int64_t end, i
 /* Probes made before any is read: their cache misses overlap. */
 #define PROBE_BATCH 64
 
-/* The row of each of `count` ascending ids (`wanted`, all in one segment) in the run
+/* The row of each of `count` ascending ids (`wanted`, all in one segment) in key's run
  * ids[start:end), or -1 where the run does not hold it.
+ *
+ * A key with a dense set (`dense_sets`) finds each row by the set's rank: a few
+ * arithmetic steps an id, in a set of an eighth of the posting's bytes. Its postings
+ * are the longest (a tenth of the docs or more), where a search costs most; the set
+ * took the compound corpus's exact queries at 10^5 chunks from 0.660 to 0.591 ms
+ * (docs/performance.md, "Dense keys' bit sets"). For another key:
  *
  * At most 4 rows an id: one galloping walk along the run, a step or two each. More
  * (few ids against a long run: a query's trigrams lie in most chunks): a probe where
@@ -179,8 +216,32 @@ static inline int64_t settled(const uint16_t *ids, int64_t start, int64_t end, i
  * 21.1 ms up to 4). */
 static inline int dense_walk(int64_t rows, Py_ssize_t count) { return rows <= 4 * (int64_t)count; }
 
-static void found_rows(const uint16_t *ids, int64_t start, int64_t end, const uint16_t *wanted,
-                       Py_ssize_t count, int64_t *rows) {
+/* Key's set in `segment`, for ids up to `largest`: its words (and ranks in `*ranks`),
+ * or NULL when the key has none or it would be read past its end (a damaged array). */
+static const uint64_t *dense_set(const Postings *postings, int64_t key, Py_ssize_t segment,
+                                 uint16_t largest, const uint16_t **ranks) {
+    int64_t at = postings->set_at[key];
+    if (at < 0 || at > postings->word_count) return NULL;
+    int64_t first = at + (int64_t)segment * SEGMENT_WORDS;
+    if (first + (largest >> 6) >= postings->word_count) return NULL;
+    *ranks = postings->ranks + first;
+    return postings->bits + first;
+}
+
+static void found_rows(const Postings *postings, int64_t key, Py_ssize_t segment, int64_t start,
+                       int64_t end, const uint16_t *wanted, Py_ssize_t count, int64_t *rows) {
+    const uint16_t *ids = postings->ids, *ranks = NULL;
+    const uint64_t *bits =
+        count ? dense_set(postings, key, segment, wanted[count - 1], &ranks) : NULL;
+    if (bits != NULL) {
+        /* A row by the set's rank: no search, and the set's words stay in the caches. */
+        for (Py_ssize_t at = 0; at < count; at++) {
+            uint64_t word = bits[wanted[at] >> 6], bit = (uint64_t)1 << (wanted[at] & 63);
+            int64_t row = start + ranks[wanted[at] >> 6] + __builtin_popcountll(word & (bit - 1));
+            rows[at] = (word & bit) && row < end ? row : -1;
+        }
+        return;
+    }
     if (dense_walk(end - start, count)) {
         int64_t row = start;
         for (Py_ssize_t at = 0; at < count; at++) {
@@ -345,9 +406,11 @@ static void slot_scan(const Scoring *scoring, Py_ssize_t t, const uint16_t *ids,
 /* Add term t's share to the totals of the candidates [first, last) (ascending, one
  * segment's, `cut`) that its rows [start, end) hold, by the walk that suits how many of
  * each there are. `rows` is scratch room for the candidates' rows. */
-static void add_shares(const Scoring *scoring, Py_ssize_t t, const uint16_t *ids, int64_t start,
-                       int64_t end, const Segmented *cut, const int64_t *docs, Py_ssize_t first,
-                       Py_ssize_t last, double *total, int64_t *rows) {
+static void add_shares(const Postings *postings, const Scoring *scoring, Py_ssize_t t,
+                       Py_ssize_t segment, int64_t start, int64_t end, const Segmented *cut,
+                       const int64_t *docs, Py_ssize_t first, Py_ssize_t last, double *total,
+                       int64_t *rows) {
+    const uint16_t *ids = postings->ids;
     const uint16_t *local = cut->local;
     int64_t row_count = end - start;
     Py_ssize_t count = last - first;
@@ -375,7 +438,8 @@ static void add_shares(const Scoring *scoring, Py_ssize_t t, const uint16_t *ids
             row += held <= wanted;
         }
     } else {
-        found_rows(ids, start, end, local + first, count, rows + first);
+        found_rows(postings, scoring->term[t], segment, start, end, local + first, count,
+                   rows + first);
         for (Py_ssize_t at = first; at < last; at++)
             if (rows[at] >= 0) total[at] += share_of(scoring, t, rows[at], docs[at]);
     }
@@ -459,7 +523,7 @@ static int add_term(const Postings *postings, const Scoring *scoring, Py_ssize_t
         if (adder->slots != NULL && end - start <= SLOT_SCAN_ROWS * (int64_t)(last - first))
             slot_scan(scoring, t, postings->ids, start, end, segment, adder->slots, adder->sums);
         else
-            add_shares(scoring, t, postings->ids, start, end, &adder->cut, adder->docs, first,
+            add_shares(postings, scoring, t, segment, start, end, &adder->cut, adder->docs, first,
                        last, adder->slots != NULL ? adder->sums + SLOT_SINKS : totals,
                        adder->rows);
     }
@@ -488,22 +552,25 @@ done:
 }
 
 PyDoc_STRVAR(add_scores_doc,
-"add_scores(local, bounds, segments, weights, norms, terms, idfs, query_weights, k1,\n"
-"           candidates, totals)\n\n"
+"add_scores(local, bounds, segments, dense_at, dense_bits, dense_ranks, weights, norms,\n"
+"           terms, idfs, query_weights, k1, candidates, totals)\n\n"
 "Add each term's BM25 share to the totals of the candidates (ascending doc ids) its\n"
 "posting holds, term after term: tf * (k1 + 1) / (norm + tf) * idf * query weight.");
 
 static PyObject *add_scores(PyObject *module, PyObject *args) {
-    PyObject *local, *bounds, *weights, *norms, *terms, *idfs, *query_weights, *candidates_object;
+    PyObject *local, *bounds, *dense_at, *dense_bits, *dense_ranks;
+    PyObject *weights, *norms, *terms, *idfs, *query_weights, *candidates_object;
     PyObject *totals_object;
     Py_ssize_t segments;
     double k1;
-    if (!PyArg_ParseTuple(args, "OOnOOOOOdOO", &local, &bounds, &segments, &weights, &norms,
+    if (!PyArg_ParseTuple(args, "OOnOOOOOOOOdOO", &local, &bounds, &segments, &dense_at,
+                          &dense_bits, &dense_ranks, &weights, &norms,
                           &terms, &idfs, &query_weights, &k1, &candidates_object,
                           &totals_object))
         return NULL;
     Postings postings;
-    if (postings_of(local, bounds, segments, &postings) < 0) return NULL;
+    if (postings_of(local, bounds, segments, dense_at, dense_bits, dense_ranks, &postings) < 0)
+        return NULL;
     Scoring scoring = {0};
     Py_buffer candidates = {0}, totals = {0};
     PyObject *result = NULL;
@@ -555,7 +622,8 @@ static Py_ssize_t kept_in(const Postings *postings, int64_t key, int64_t *found,
         int64_t start, end;
         if (first == last) continue;
         if (run_of(postings, key, segment, &start, &end) < 0) goto done;
-        found_rows(postings->ids, start, end, cut.local + first, last - first, rows + first);
+        found_rows(postings, key, segment, start, end, cut.local + first, last - first,
+                   rows + first);
     }
     kept = 0;
     for (Py_ssize_t at = 0; at < count; at++)
@@ -649,18 +717,22 @@ done:
 }
 
 PyDoc_STRVAR(narrowed_doc,
-"narrowed(local, bounds, segments, keys, few) -> bytearray\n\n"
+"narrowed(local, bounds, segments, dense_at, dense_bits, dense_ranks, keys, few)\n"
+"    -> bytearray\n\n"
 "The ids (int64, ascending) in the postings of `keys` (none when a key is negative),\n"
 "intersecting from the shortest posting up (ties by key) and stopping once at most\n"
 "`few` are left.");
 
 static PyObject *narrowed(PyObject *module, PyObject *args) {
-    PyObject *local, *bounds, *keys_object;
+    PyObject *local, *bounds, *dense_at, *dense_bits, *dense_ranks;
+    PyObject *keys_object;
     Py_ssize_t segments, few;
-    if (!PyArg_ParseTuple(args, "OOnOn", &local, &bounds, &segments, &keys_object, &few))
+    if (!PyArg_ParseTuple(args, "OOnOOOOn", &local, &bounds, &segments, &dense_at, &dense_bits,
+                          &dense_ranks, &keys_object, &few))
         return NULL;
     Postings postings;
-    if (postings_of(local, bounds, segments, &postings) < 0) return NULL;
+    if (postings_of(local, bounds, segments, dense_at, dense_bits, dense_ranks, &postings) < 0)
+        return NULL;
     Py_buffer keys = {0};
     int64_t *found = NULL;
     PyObject *result = NULL;
@@ -898,8 +970,9 @@ done:
 }
 
 PyDoc_STRVAR(best_of_doc,
-"best_of(local, bounds, segments, weights, norms, terms, idfs, query_weights, k1,\n"
-"        candidates, depth, bounded) -> (bytearray, bytearray)\n\n"
+"best_of(local, bounds, segments, dense_at, dense_bits, dense_ranks, weights, norms,\n"
+"        terms, idfs, query_weights, k1, candidates, depth, bounded)\n"
+"    -> (bytearray, bytearray)\n\n"
 "The `depth` best of the candidates (ascending doc ids): their ids (int64) and BM25\n"
 "scores (float64), best first, equal scores by doc id, each score summed in term order\n"
 "as add_scores sums it. With `bounded` (no share exceeds (k1 + 1) * idf * query\n"
@@ -907,16 +980,19 @@ PyDoc_STRVAR(best_of_doc,
 "only those that can reach the best are scored exactly.");
 
 static PyObject *best_of(PyObject *module, PyObject *args) {
-    PyObject *local, *bounds, *weights, *norms, *terms, *idfs, *query_weights, *candidates_object;
+    PyObject *local, *bounds, *dense_at, *dense_bits, *dense_ranks;
+    PyObject *weights, *norms, *terms, *idfs, *query_weights, *candidates_object;
     Py_ssize_t segments, depth;
     double k1;
     int bounded;
-    if (!PyArg_ParseTuple(args, "OOnOOOOOdOnp", &local, &bounds, &segments, &weights, &norms,
+    if (!PyArg_ParseTuple(args, "OOnOOOOOOOOdOnp", &local, &bounds, &segments, &dense_at,
+                          &dense_bits, &dense_ranks, &weights, &norms,
                           &terms, &idfs, &query_weights, &k1, &candidates_object, &depth,
                           &bounded))
         return NULL;
     Postings postings;
-    if (postings_of(local, bounds, segments, &postings) < 0) return NULL;
+    if (postings_of(local, bounds, segments, dense_at, dense_bits, dense_ranks, &postings) < 0)
+        return NULL;
     Scoring scoring = {0};
     Py_buffer candidates = {0};
     Scored *heap = NULL;
@@ -1052,8 +1128,9 @@ done:
 }
 
 PyDoc_STRVAR(best_of_any_doc,
-"best_of_any(local, bounds, segments, weights, norms, terms, idfs, query_weights, k1,\n"
-"            visible, excluded, depth, bounded) -> (bytearray, bytearray)\n\n"
+"best_of_any(local, bounds, segments, dense_at, dense_bits, dense_ranks, weights, norms,\n"
+"            terms, idfs, query_weights, k1, visible, excluded, depth, bounded)\n"
+"    -> (bytearray, bytearray)\n\n"
 "The `depth` best visible docs in the postings of any of the terms, leaving out the\n"
 "`excluded` (ascending): their ids (int64) and BM25 scores (float64), best first,\n"
 "equal scores by doc id. Each doc's score is its terms' shares added in term order,\n"
@@ -1062,17 +1139,20 @@ PyDoc_STRVAR(best_of_any_doc,
 "reach the best are skipped (MaxScore).");
 
 static PyObject *best_of_any(PyObject *module, PyObject *args) {
-    PyObject *local, *bounds, *weights, *norms, *terms, *idfs, *query_weights, *visible_object;
+    PyObject *local, *bounds, *dense_at, *dense_bits, *dense_ranks;
+    PyObject *weights, *norms, *terms, *idfs, *query_weights, *visible_object;
     PyObject *excluded_object;
     Py_ssize_t segments, depth;
     double k1;
     int bounded;
-    if (!PyArg_ParseTuple(args, "OOnOOOOOdOOnp", &local, &bounds, &segments, &weights, &norms,
+    if (!PyArg_ParseTuple(args, "OOnOOOOOOOOdOOnp", &local, &bounds, &segments, &dense_at,
+                          &dense_bits, &dense_ranks, &weights, &norms,
                           &terms, &idfs, &query_weights, &k1, &visible_object,
                           &excluded_object, &depth, &bounded))
         return NULL;
     Postings postings;
-    if (postings_of(local, bounds, segments, &postings) < 0) return NULL;
+    if (postings_of(local, bounds, segments, dense_at, dense_bits, dense_ranks, &postings) < 0)
+        return NULL;
     Scoring scoring = {0};
     Py_buffer visible = {0}, excluded = {0};
     int64_t *rows = NULL, *ends = NULL;
@@ -1604,20 +1684,23 @@ done:
 }
 
 PyDoc_STRVAR(words_containing_doc,
-"words_containing(keys, local, bounds, segments, words, word, few) -> bytearray\n\n"
+"words_containing(keys, local, bounds, segments, dense_at, dense_bits, dense_ranks, words,\n"
+"                 word, few) -> bytearray\n\n"
 "The ids (int64, ascending) of the `words` (a list of str) holding `word` as a\n"
 "substring: those in the postings of all the word's trigrams (`keys` ascending, key k's\n"
 "word ids posting k of local and bounds), narrowed as `narrowed` narrows with `few`,\n"
 "then checked.");
 
 static PyObject *words_containing(PyObject *module, PyObject *args) {
-    PyObject *keys_object, *local, *bounds, *words, *word;
+    PyObject *keys_object, *local, *bounds, *dense_at, *dense_bits, *dense_ranks, *words, *word;
     Py_ssize_t segments, few;
-    if (!PyArg_ParseTuple(args, "OOOnO!Un", &keys_object, &local, &bounds, &segments,
+    if (!PyArg_ParseTuple(args, "OOOnOOOO!Un", &keys_object, &local, &bounds, &segments,
+                          &dense_at, &dense_bits, &dense_ranks,
                           &PyList_Type, &words, &word, &few))
         return NULL;
     Postings postings;
-    if (postings_of(local, bounds, segments, &postings) < 0) return NULL;
+    if (postings_of(local, bounds, segments, dense_at, dense_bits, dense_ranks, &postings) < 0)
+        return NULL;
     Py_buffer keys = {0};
     int64_t *trigrams = NULL, *found = NULL;
     PyObject *result = NULL;

@@ -117,7 +117,7 @@ def merged_segmented(blocks: list[Block], doc_count: int) -> tuple[DocIds, Segme
         local,
         lambda block: block.docs + LOCAL_ID_TYPE(block.first & (SEGMENT_DOCS - 1)),
     )
-    return keys, SegmentedIds(local, bounds, doc_count), counts
+    return keys, SegmentedIds.held(local, bounds, doc_count), counts
 
 
 def merged_keys(blocks: list[Block]) -> tuple[DocIds, list[DocIds]]:

@@ -21,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pytest_qualbench.engine import _postings
-from pytest_qualbench.engine.segmented_ids import SegmentedIds
+from pytest_qualbench.engine.segmented_ids import DENSE_ARRAY_NAMES, SegmentedIds
 
 # Stored postings hold two-byte doc ids (`segmented_ids`) and the narrowest weight
 # type that is exact (uint8 counts, mostly); ids read at query time are int32 or
@@ -69,7 +69,7 @@ def concatenated_ranges(starts: DocIds, lengths: DocIds) -> DocIds:
 
 
 # The arrays `PostingIndex.arrays` gives and `PostingIndex.stored` takes.
-ARRAY_NAMES = ("local_ids", "id_bounds", "weights", "doc_len")
+ARRAY_NAMES = ("local_ids", "id_bounds", *DENSE_ARRAY_NAMES, "weights", "doc_len")
 # Narrowest first: term frequencies are small integers, so most postings fit a byte.
 EXACT_WEIGHT_TYPES: tuple[type[np.uint8 | np.uint16 | np.float32], ...] = (
     np.uint8,
@@ -180,10 +180,10 @@ class PostingIndex:
         Arrays read from disk are checked for shape and range, so a damaged
         file fails here, not as a wrong answer or an IndexError mid-query.
         """
-        local_ids, id_bounds, weights, doc_len = (arrays[name] for name in ARRAY_NAMES)
+        weights, doc_len = arrays["weights"], arrays["doc_len"]
         if weights.ndim != 1 or doc_len.ndim != 1 or doc_len.dtype != np.float64:
             raise ValueError("posting arrays have the wrong types")
-        ids = SegmentedIds.stored(local_ids, id_bounds, len(doc_len))
+        ids = SegmentedIds.stored(arrays, len(doc_len))
         if weights.dtype not in (*EXACT_WEIGHT_TYPES, np.float64) or len(weights) != len(ids.local):
             raise ValueError("posting weights do not match the doc ids")
         # The compiled rankings skip docs by a bound on each share that holds only for
@@ -303,9 +303,21 @@ class PostingIndex:
             and all(weight >= 0 for weight in known.query_weights.tolist())
         )
 
-    def _postings(self) -> tuple[npt.NDArray[np.uint16], DocIds, int, Weights, Floats]:
-        """The arrays every compiled walk reads: ids, runs, weights and length norms."""
-        return self.ids.local, self.ids.bounds, self.ids.segments, self.weights, self.norms
+    def _postings(
+        self,
+    ) -> tuple[
+        npt.NDArray[np.uint16],
+        DocIds,
+        int,
+        DocIds,
+        npt.NDArray[np.uint64],
+        npt.NDArray[np.uint16],
+        Weights,
+        Floats,
+    ]:
+        """The arrays every compiled walk reads: ids, runs, dense sets, weights and
+        length norms."""
+        return (*self.ids.walked(), self.weights, self.norms)
 
     def _known(self, terms: Sequence[int], query_weights: Sequence[float]) -> KnownTerms:
         """The terms with a posting, in query order, with their IDF and query weight.

@@ -26,7 +26,7 @@ from pytest_qualbench.engine import _postings
 from pytest_qualbench.engine.analysis import haystack, word_runs
 from pytest_qualbench.engine.block_postings import Block, block_of, counted, merged
 from pytest_qualbench.engine.bm25 import DocIds, Mask
-from pytest_qualbench.engine.segmented_ids import SegmentedIds, ascending_runs
+from pytest_qualbench.engine.segmented_ids import DENSE_ARRAY_NAMES, SegmentedIds, ascending_runs
 from pytest_qualbench.engine.split import FirstSeenIds, Split, SplitBlock
 from pytest_qualbench.engine.trigram_postings import trigram_postings
 from pytest_qualbench.engine.types import Chunk
@@ -37,7 +37,14 @@ FEW_WORDS = 32
 # A word id in the bytes `_containing` gives: int64.
 WORD_ID_BYTES = 8
 # The arrays `ChunkWords.arrays` gives, beside the words themselves.
-ARRAY_NAMES = ("offsets", "chunks", "keys", "word_local_ids", "word_id_bounds")
+# The word trigrams' postings are the `SegmentedIds` arrays, each name after WORD_IDS.
+WORD_IDS = "word_"
+ARRAY_NAMES = (
+    "offsets",
+    "chunks",
+    "keys",
+    *(WORD_IDS + name for name in ("local_ids", "id_bounds", *DENSE_ARRAY_NAMES)),
+)
 
 
 @dataclass(frozen=True)
@@ -83,9 +90,7 @@ class ChunkWords:
         (`_postings.words_containing`), as a query's words' lookups were a tenth of it."""
         return _postings.words_containing(
             self.keys,
-            self.word_ids.local,
-            self.word_ids.bounds,
-            self.word_ids.segments,
+            *self.word_ids.walked(),
             self.words,
             word,
             FEW_WORDS,
@@ -98,8 +103,7 @@ class ChunkWords:
             "offsets": self.offsets,
             "chunks": self.chunks,
             "keys": self.keys,
-            "word_local_ids": word_ids["local_ids"],
-            "word_id_bounds": word_ids["id_bounds"],
+            **{WORD_IDS + name: array for name, array in word_ids.items()},
         }
 
     @classmethod
@@ -108,15 +112,13 @@ class ChunkWords:
     ) -> ChunkWords:
         """The chunk words whose `words` and `arrays()` these are; ValueError when they
         cannot be: a planted or damaged cache must fail here, not mid-query."""
-        offsets, chunks, keys, word_local_ids, word_id_bounds = (
-            arrays[name] for name in ARRAY_NAMES
-        )
+        offsets, chunks, keys = arrays["offsets"], arrays["chunks"], arrays["keys"]
         checked_postings("chunk word", offsets, chunks, len(words), chunk_count)
         if keys.dtype != np.int64 or keys.ndim != 1 or (len(keys) and keys.min() < 0):
             raise ValueError("word trigram keys have the wrong type or range")
         if np.any(keys[1:] <= keys[:-1]):
             raise ValueError("word trigram keys are not ascending")
-        word_ids = SegmentedIds.stored(word_local_ids, word_id_bounds, len(words))
+        word_ids = SegmentedIds.stored(arrays, len(words), WORD_IDS)
         if word_ids.key_count != len(keys):
             raise ValueError("word trigram postings do not match the keys")
         return cls(words, offsets, chunks, keys, word_ids, chunk_count)

@@ -12,7 +12,7 @@ compiled code (`_postings.c`).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -20,10 +20,13 @@ import numpy as np
 import numpy.typing as npt
 
 from pytest_qualbench.engine import _postings
+from pytest_qualbench.engine.dense_sets import DenseSets, checked_dense_sets, dense_sets
 
 if TYPE_CHECKING:
     from pytest_qualbench.engine.bm25 import DocIds
 
+# What `arrays` names the dense sets (`dense_sets`) by, and `stored` takes back.
+DENSE_ARRAY_NAMES = ("dense_at", "dense_bits", "dense_ranks")
 SEGMENT_BITS = 16
 SEGMENT_DOCS = 1 << SEGMENT_BITS
 # The narrowest type each id within a segment fits.
@@ -63,6 +66,18 @@ def ascending_runs(ids: npt.NDArray[Any], bounds: DocIds) -> bool:
     return bool(rises.all())
 
 
+# What a compiled walk of segmented postings takes first: ids, bounds, the segment
+# count and the dense sets' starts, bits and ranks.
+Walked = tuple[
+    npt.NDArray[np.uint16],
+    "DocIds",
+    int,
+    npt.NDArray[np.int64],
+    npt.NDArray[np.uint64],
+    npt.NDArray[np.uint16],
+]
+
+
 @dataclass(frozen=True)
 class SegmentedIds:
     """Key k's ids in segment s are `local[bounds[k * S + s]:bounds[k * S + s + 1]]` plus
@@ -71,6 +86,13 @@ class SegmentedIds:
     local: npt.NDArray[np.uint16]
     bounds: DocIds
     size: int
+    # The bit sets of the keys held by many ids (`dense_sets`).
+    dense: DenseSets
+
+    @classmethod
+    def held(cls, local: npt.NDArray[np.uint16], bounds: DocIds, size: int) -> SegmentedIds:
+        """The ids of these runs, with their keys' dense sets made."""
+        return cls(local, bounds, size, dense_sets(local, bounds, segment_count(size), size))
 
     @property
     def segments(self) -> int:
@@ -92,12 +114,16 @@ class SegmentedIds:
             runs[:, segment] = rows_below(offsets, docs, segment * SEGMENT_DOCS)
         bounds = np.append(runs.ravel(), offsets[-1]).astype(np.int64)
         # Casting wraps each id to its low 16 bits: its id within its segment.
-        return cls(docs.astype(LOCAL_ID_TYPE), bounds, size)
+        return cls.held(docs.astype(LOCAL_ID_TYPE), bounds, size)
 
     @classmethod
-    def stored(cls, local: npt.NDArray[Any], bounds: npt.NDArray[Any], size: int) -> SegmentedIds:
-        """The ids whose `local` and `bounds` these are; ValueError when they cannot be,
-        so a damaged cache fails here, not as a wrong answer or an IndexError mid-query."""
+    def stored(
+        cls, arrays: Mapping[str, npt.NDArray[Any]], size: int, prefix: str = ""
+    ) -> SegmentedIds:
+        """The ids whose `arrays()` these are (each name after `prefix`); ValueError when
+        they cannot be, so a damaged cache fails here, not as a wrong answer or an
+        IndexError mid-query."""
+        local, bounds = arrays[prefix + "local_ids"], arrays[prefix + "id_bounds"]
         if local.dtype != LOCAL_ID_TYPE or bounds.dtype != np.int64:
             raise ValueError("posting ids have the wrong types")
         if local.ndim != 1 or bounds.ndim != 1 or (len(bounds) - 1) % segment_count(size):
@@ -106,7 +132,11 @@ class SegmentedIds:
             raise ValueError("posting bounds do not span the ids")
         if not ascending_runs(local, bounds):
             raise ValueError("posting ids are not ascending")
-        ids = cls(local, bounds, size)
+        dense_at, dense_bits, dense_ranks = (arrays[prefix + name] for name in DENSE_ARRAY_NAMES)
+        dense = checked_dense_sets(
+            dense_at, dense_bits, dense_ranks, bounds, segment_count(size), size
+        )
+        ids = cls(local, bounds, size, dense)
         # Only the last segment can hold an id past the corpus: its runs' largest ids.
         last_starts = bounds[ids.segments - 1 : -1 : ids.segments]
         last_ends = bounds[ids.segments :: ids.segments]
@@ -124,7 +154,18 @@ class SegmentedIds:
 
     def arrays(self) -> dict[str, npt.NDArray[Any]]:
         """What `stored` takes back (with the corpus size)."""
-        return {"local_ids": self.local, "id_bounds": self.bounds}
+        return {
+            "local_ids": self.local,
+            "id_bounds": self.bounds,
+            "dense_at": self.dense.at,
+            "dense_bits": self.dense.bits,
+            "dense_ranks": self.dense.ranks,
+        }
+
+    def walked(self) -> Walked:
+        """The arrays every compiled walk of these postings takes first, in order."""
+        dense = self.dense
+        return (self.local, self.bounds, self.segments, dense.at, dense.bits, dense.ranks)
 
     def span(self, key: int) -> tuple[int, int]:
         """The first and end row of the key's posting (all its segments)."""
@@ -150,5 +191,5 @@ class SegmentedIds:
         more cheaply than the remaining intersections would.
         """
         wanted = np.array(keys, dtype=np.int64)
-        found = _postings.narrowed(self.local, self.bounds, self.segments, wanted, few)
+        found = _postings.narrowed(*self.walked(), wanted, few)
         return np.frombuffer(found, dtype=np.int64)

@@ -279,7 +279,7 @@ def test_chunks_holding_is_the_set_of_chunks_it_stands_for(
 
 def test_words_containing_refuses_word_ids_past_the_words_and_words_not_str() -> None:
     words = words_of("cabca", "xabcabx")
-    index = (words.keys, words.word_ids.local, words.word_ids.bounds, words.word_ids.segments)
+    index = (words.keys, *words.word_ids.walked())
     # "cabca" holds every trigram of "abcab" but not the word: only word 1 is kept.
     found = _postings.words_containing(*index, words.words, "abcab", 32)
     assert np.frombuffer(found, dtype=np.int64).tolist() == [1]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 
 from pytest_qualbench.engine import _postings
@@ -11,16 +12,35 @@ from pytest_qualbench.engine import _postings
 LOCAL = np.array([1, 3], dtype=np.uint16)
 BOUNDS = np.array([0, 2], dtype=np.int64)
 NORMS = np.ones(4)
+# A key's dense set (`dense_sets`): its start, bits and ranks.
+Sets = tuple[npt.NDArray[np.int64], npt.NDArray[np.uint64], npt.NDArray[np.uint16]]
+# The key has no dense set (`dense_sets`): its rows are searched for.
+NO_SETS: Sets = (
+    np.array([-1], dtype=np.int64),
+    np.zeros(0, dtype=np.uint64),
+    np.zeros(0, dtype=np.uint16),
+)
+# A set of docs 1 and 3 (bits 1 and 3 of its one word), no rows before its word.
+SETS: Sets = (
+    np.array([0], dtype=np.int64),
+    np.array([0b1010], dtype=np.uint64),
+    np.zeros(1, dtype=np.uint16),
+)
 
 
 def add_scores(
-    terms: list[int], candidates: list[int], *, bounds: np.ndarray = BOUNDS
+    terms: list[int],
+    candidates: list[int],
+    *,
+    bounds: np.ndarray = BOUNDS,
+    sets: Sets = NO_SETS,
 ) -> np.ndarray:
     totals = np.zeros(len(candidates))
     _postings.add_scores(
         LOCAL,
         bounds,
         1,
+        *sets,
         np.array([2, 1], dtype=np.uint8),
         NORMS,
         np.array(terms, dtype=np.int64),
@@ -35,6 +55,47 @@ def add_scores(
 
 def test_scores_the_held_candidates() -> None:
     assert add_scores([0], [0, 1, 2, 3]).tolist() == [0.0, 2 * 2.2 / (1 + 2), 0.0, 2.2 / 2]
+
+
+def eight_docs_score(candidates: list[int], sets: Sets) -> list[float]:
+    """add_scores over one key holding docs 0-7 once each: its 8 rows are at least 4
+    a candidate, so each candidate's row is probed for (by the set when it has one)."""
+    totals = np.zeros(len(candidates))
+    _postings.add_scores(
+        np.arange(8, dtype=np.uint16), np.array([0, 8], dtype=np.int64), 1, *sets,
+        np.ones(8, dtype=np.uint8), np.ones(8), np.array([0]), np.ones(1), np.ones(1), 1.0,
+        np.array(candidates, dtype=np.int64), totals,
+    )  # fmt: skip
+    return [float(total) for total in totals]
+
+
+EIGHT_DOCS_SET = (np.array([0], dtype=np.int64), np.array([0xFF], dtype=np.uint64))
+
+
+def test_a_dense_set_finds_the_rows_a_search_finds() -> None:
+    found = eight_docs_score([5], (*EIGHT_DOCS_SET, np.zeros(1, dtype=np.uint16)))
+    assert found == eight_docs_score([5], NO_SETS) == [2 * 1.0 / (1.0 + 1.0)]
+
+
+def test_a_damaged_dense_set_is_never_read_past_its_arrays_or_the_run() -> None:
+    _, bits = EIGHT_DOCS_SET
+    ranks = np.zeros(1, dtype=np.uint16)
+    # A set said to start past the words is not used: the rows are searched for.
+    past_words = (np.array([1], dtype=np.int64), bits, ranks)
+    assert eight_docs_score([5], past_words) == eight_docs_score([5], NO_SETS)
+    # A rank putting a row past the key's run finds nothing there.
+    past_run = (*EIGHT_DOCS_SET, np.array([7], dtype=np.uint16))
+    assert eight_docs_score([5], past_run) == [0.0]
+
+
+def test_refuses_dense_sets_that_do_not_match_the_postings() -> None:
+    at, bits, ranks = SETS
+    with pytest.raises(ValueError, match="dense sets do not match"):
+        add_scores([0], [1], sets=(np.array([0, -1], dtype=np.int64), bits, ranks))
+    with pytest.raises(ValueError, match="dense sets do not match"):
+        add_scores([0], [1], sets=(at, bits, np.zeros(2, dtype=np.uint16)))
+    with pytest.raises(ValueError, match="dense set bits: expected"):
+        add_scores([0], [1], sets=(at, bits.astype(np.int64), ranks))
 
 
 def test_refuses_candidates_out_of_order() -> None:
@@ -65,15 +126,15 @@ def test_refuses_bounds_past_the_ids() -> None:
     with pytest.raises(ValueError, match="bounds out of range"):
         add_scores([0], [1], bounds=np.array([0, 3], dtype=np.int64))
     with pytest.raises(ValueError, match="bounds out of range"):
-        _postings.narrowed(LOCAL, np.array([1, 0], dtype=np.int64), 1, np.array([0]), 0)
+        _postings.narrowed(LOCAL, np.array([1, 0], dtype=np.int64), 1, *NO_SETS, np.array([0]), 0)
 
 
 def test_refuses_arrays_of_another_type() -> None:
     with pytest.raises(ValueError, match="local ids: expected"):
-        _postings.narrowed(LOCAL.astype(np.int32), BOUNDS, 1, np.array([0]), 0)
+        _postings.narrowed(LOCAL.astype(np.int32), BOUNDS, 1, *NO_SETS, np.array([0]), 0)
     with pytest.raises(ValueError, match="totals: expected"):
         _postings.add_scores(
-            LOCAL, BOUNDS, 1, LOCAL, NORMS, np.array([0]), np.ones(1), np.ones(1), 1.2,
+            LOCAL, BOUNDS, 1, *NO_SETS, LOCAL, NORMS, np.array([0]), np.ones(1), np.ones(1), 1.2,
             np.array([1]), np.zeros(1, dtype=np.float32),
         )  # fmt: skip
 
@@ -105,7 +166,7 @@ def test_totals_may_share_the_candidates_buffer() -> None:
     # The candidate ids are copied before any total is written over them.
     shared = np.array([1, 3], dtype=np.int64)
     _postings.add_scores(
-        LOCAL, BOUNDS, 1, np.array([2, 1], dtype=np.uint8), NORMS, np.array([0, 0]),
+        LOCAL, BOUNDS, 1, *NO_SETS, np.array([2, 1], dtype=np.uint8), NORMS, np.array([0, 0]),
         np.ones(2), np.ones(2), 1.2, shared, shared.view(np.float64),
     )  # fmt: skip
     share_1, share_3 = 2 * 2.2 / (1 + 2), 2.2 / 2
@@ -116,13 +177,13 @@ def test_refuses_a_misaligned_array() -> None:
     raw = np.zeros(3 * 8 + 1, dtype=np.uint8)
     misaligned = raw[1:].view(np.int64)
     with pytest.raises(ValueError, match="not aligned"):
-        _postings.narrowed(LOCAL, misaligned, 1, np.array([0]), 0)
+        _postings.narrowed(LOCAL, misaligned, 1, *NO_SETS, np.array([0]), 0)
 
 
 def test_refuses_a_segment_count_the_norms_do_not_have() -> None:
     with pytest.raises(ValueError, match="segment count"):
         _postings.add_scores(
-            LOCAL, np.array([0, 2, 2], dtype=np.int64), 2, np.array([2, 1], dtype=np.uint8),
+            LOCAL, np.array([0, 2, 2], dtype=np.int64), 2, *NO_SETS, np.array([2, 1], dtype=np.uint8),
             NORMS, np.array([0]), np.ones(1), np.ones(1), 1.2, np.array([1]), np.zeros(1),
         )  # fmt: skip
 

@@ -58,10 +58,27 @@ def test_ids_agree_with_the_plain_postings(postings: list[set[int]]) -> None:
         assert ids.ids(key).tolist() == posting
 
 
+def stored(local: np.ndarray, bounds: np.ndarray, size: int) -> SegmentedIds:
+    """`SegmentedIds.stored` of these ids, no key with a dense set."""
+    keys = max(0, (len(bounds) - 1) // segment_count(size))
+    return SegmentedIds.stored(
+        {
+            "local_ids": local,
+            "id_bounds": bounds,
+            "dense_at": np.full(keys, -1, dtype=np.int64),
+            "dense_bits": np.zeros(0, dtype=np.uint64),
+            "dense_ranks": np.zeros(0, dtype=np.uint16),
+        },
+        size,
+    )
+
+
 def test_stored_takes_back_what_it_gave() -> None:
     ids = SegmentedIds.of(*plain_csr(POSTINGS), SIZE)
-    again = SegmentedIds.stored(ids.local, ids.bounds, SIZE)
+    again = SegmentedIds.stored(ids.arrays(), SIZE)
     assert [again.ids(key).tolist() for key in range(3)] == POSTINGS
+    # Key 2 holds 4 of the 131,082 ids: too few for a set.
+    assert again.dense.at.tolist() == [-1, -1, -1]
 
 
 @pytest.mark.parametrize(
@@ -78,16 +95,12 @@ def test_stored_takes_back_what_it_gave() -> None:
 )
 def test_stored_refuses_what_no_build_gives(local: list[int], bounds: list[int], size: int) -> None:
     with pytest.raises(ValueError, match="posting"):
-        SegmentedIds.stored(
-            np.array(local, dtype=np.uint16), np.array(bounds, dtype=np.int64), size
-        )
+        stored(np.array(local, dtype=np.uint16), np.array(bounds, dtype=np.int64), size)
 
 
 def test_stored_takes_runs_that_start_below_the_last_one() -> None:
     # Key 0 holds 2 and 3, key 1 holds 1: a run may begin at or below the previous end.
-    again = SegmentedIds.stored(
-        np.array([2, 3, 1], dtype=np.uint16), np.array([0, 2, 3], dtype=np.int64), 4
-    )
+    again = stored(np.array([2, 3, 1], dtype=np.uint16), np.array([0, 2, 3], dtype=np.int64), 4)
     assert [again.ids(key).tolist() for key in range(2)] == [[2, 3], [1]]
 
 
@@ -123,7 +136,7 @@ def test_narrowed_holds_the_common_ids(
 
 def test_stored_refuses_wide_ids() -> None:
     with pytest.raises(ValueError, match="wrong types"):
-        SegmentedIds.stored(np.array([1], dtype=np.int32), np.array([0, 1], dtype=np.int64), 4)
+        stored(np.array([1], dtype=np.int32), np.array([0, 1], dtype=np.int64), 4)
 
 
 def test_an_index_past_one_segment_scores_as_its_ids_say() -> None:

@@ -1,0 +1,122 @@
+"""Bit sets of the keys whose postings hold many ids: where a posting holds an id, and
+at which row, found by a bit and a count, not by a search of the posting.
+
+Scoring candidates reads, for each query term, the row of each candidate in the term's
+posting. A trigram of a compound-identifier corpus lies in a third of the chunks, and
+searching such postings (10^4-10^5 rows each) for a few thousand candidates was a
+fifth of a query (docs/performance.md). A key held by at least 1/DENSE_SHARE of the
+ids gets a set of one bit an id, and per 64-bit word the count of the posting's rows
+before it within the segment (`segmented_ids`): the row of id i of segment s is the
+run's start plus the rank of i's word plus the set bits below i in it. A set is an
+eighth of a byte an id, the ranks a thirty-second: an eighth of a dense posting's
+two-byte ids, and small enough to stay in the CPU caches while a query reads it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+# A key whose posting holds at least 1/DENSE_SHARE of the ids gets a set.
+DENSE_SHARE = 8
+WORD_BITS = 64
+# Segments (`segmented_ids`) are 2**16 ids: 1024 words, each segment's ranks apart.
+SEGMENT_WORDS = (1 << 16) // WORD_BITS
+# The set bits of each byte value.
+BYTE_BITS = np.array([bin(value).count("1") for value in range(256)], dtype=np.uint8)
+
+
+@dataclass(frozen=True)
+class DenseSets:
+    """Key k's set is words bits[at[k]:at[k] + words] (at[k] = -1: k has none), id i
+    being bit i % 64 of word i // 64; ranks[w] counts the key's rows before word w
+    within w's segment."""
+
+    at: npt.NDArray[np.int64]
+    bits: npt.NDArray[np.uint64]
+    ranks: npt.NDArray[np.uint16]
+
+
+def set_words(size: int) -> int:
+    """The words of a set over ids below `size`."""
+    return -(-size // WORD_BITS)
+
+
+def run_rows(bounds: npt.NDArray[np.int64], segments: int) -> npt.NDArray[np.int64]:
+    """Each key's rows in each segment, a (keys, segments) array."""
+    return np.diff(bounds).reshape(-1, segments)
+
+
+def segment_counts(bits: npt.NDArray[np.uint64], words: int) -> npt.NDArray[np.int64]:
+    """The set bits of each word of sets of `words` words each, a (sets, segments,
+    SEGMENT_WORDS) array, zero past the last word."""
+    counts = BYTE_BITS[bits.view(np.uint8)].reshape(-1, 8).sum(axis=1, dtype=np.int64)
+    sets = len(counts) // words if words else 0
+    segments = -(-words // SEGMENT_WORDS)
+    padded = np.zeros((sets, segments * SEGMENT_WORDS), dtype=np.int64)
+    padded[:, :words] = counts.reshape(sets, words)
+    return padded.reshape(sets, segments, SEGMENT_WORDS)
+
+
+def segment_ranks(bits: npt.NDArray[np.uint64], words: int) -> npt.NDArray[np.uint16]:
+    """For each word of sets of `words` words each, the set bits before it within its
+    segment: its key's rows before it there."""
+    counts = segment_counts(bits, words)
+    before = (np.cumsum(counts, axis=2) - counts).reshape(
+        len(counts), counts.shape[1] * SEGMENT_WORDS
+    )[:, :words]
+    # At most 2**16 - 64 rows lie before a segment's last word: each fits two bytes.
+    return before.ravel().astype(np.uint16)
+
+
+def dense_sets(
+    local: npt.NDArray[np.uint16], bounds: npt.NDArray[np.int64], segments: int, size: int
+) -> DenseSets:
+    """The sets of the keys (of `segmented_ids` postings over ids below `size`) whose
+    postings hold at least 1/DENSE_SHARE of the ids."""
+    rows = run_rows(bounds, segments)
+    dense = np.flatnonzero((rows.sum(axis=1) * DENSE_SHARE >= size) & (rows.sum(axis=1) > 0))
+    words = set_words(size)
+    at = np.full(len(rows), -1, dtype=np.int64)
+    at[dense] = np.arange(len(dense), dtype=np.int64) * words
+    bits = np.zeros(len(dense) * words, dtype=np.uint64)
+    held = np.zeros(words * WORD_BITS, dtype=bool)
+    for slot, key in enumerate(dense.tolist()):
+        held[:] = False
+        for segment in range(segments):
+            start, end = bounds[key * segments + segment], bounds[key * segments + segment + 1]
+            held[local[start:end].astype(np.int64) + (segment << 16)] = True
+        bits[slot * words : (slot + 1) * words] = np.packbits(held, bitorder="little").view("<u8")
+    return DenseSets(at, bits, segment_ranks(bits, words))
+
+
+def checked_dense_sets(
+    at: npt.NDArray[Any],
+    bits: npt.NDArray[Any],
+    ranks: npt.NDArray[Any],
+    bounds: npt.NDArray[np.int64],
+    segments: int,
+    size: int,
+) -> DenseSets:
+    """The sets these arrays are, for the postings of `bounds`; ValueError unless each
+    set counts as many ids in each segment as its key's posting holds and every rank
+    is right, so a row found by rank always lies within the key's run."""
+    if at.dtype != np.int64 or bits.dtype != np.uint64 or ranks.dtype != np.uint16:
+        raise ValueError("dense sets have the wrong types")
+    rows = run_rows(bounds, segments)
+    words = set_words(size)
+    if at.shape != (len(rows),) or bits.ndim != 1 or ranks.shape != bits.shape:
+        raise ValueError("dense sets have the wrong shape")
+    dense = np.flatnonzero(at >= 0)
+    if len(bits) != len(dense) * words or not np.array_equal(
+        at[dense], np.arange(len(dense), dtype=np.int64) * words
+    ):
+        raise ValueError("dense sets do not tile their words")
+    if not np.array_equal(segment_ranks(bits, words), ranks):
+        raise ValueError("dense set ranks do not count their bits")
+    if len(dense) and not np.array_equal(segment_counts(bits, words).sum(axis=2), rows[dense]):
+        raise ValueError("dense sets do not hold their postings' ids")
+    return DenseSets(at, bits, ranks)
