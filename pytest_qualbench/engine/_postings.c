@@ -1054,20 +1054,23 @@ static Py_ssize_t listed_ids(const IdBits *bits, Py_ssize_t words, const uint8_t
 }
 
 /* The `depth` best of the visible docs holding any term, but the `skip`ped (ascending),
- * onto `heap` (its size in `*size`), found from the docs of every term but the one of
- * the most rows (`common`), when that settles it: those docs are scored exactly, and
- * if the depth-th best of them scores above all that `common` alone can give, no doc
- * holding only `common` can be among the best, and its posting is never walked. 1 when
- * it settled the best, 0 when not (the heap then holds nothing of use), -1 on error.
- * Tried on every fill of two or more terms: replayed at 10^5 chunks it settled most,
- * and trying only where `common` had 1, 2, 4 or 8 times the others' rows was slower
- * (docs/performance.md, "The porter fill from its rarer terms"). */
-static int seeded_best(const Postings *postings, const Scoring *scoring, const uint8_t *shown,
-                       const int64_t *skip, Py_ssize_t skip_count, Py_ssize_t depth,
-                       Scored *heap, Py_ssize_t *size) {
+ * onto `heap` (its size in `*size`). The docs of every term but the one of the most rows
+ * (`common`) are scored exactly (one bit a doc, listed ascending); then `common`'s
+ * posting is walked for the docs holding no other term, whose score is that term's
+ * share alone. With `bounded`, when the depth-th best already scores above all that
+ * `common` alone can give, that walk is left out. 0, or -1 with an exception.
+ *
+ * Until round 8 the docs holding only `common` came from a merge of every posting
+ * (MaxScore, Turtle and Flood 1995) that scored the other terms' docs again; the walk
+ * scores each such doc by one share, and the merge is gone (docs/performance.md,
+ * "The porter fill without a merge"). */
+static int best_of_terms(const Postings *postings, const Scoring *scoring, const uint8_t *shown,
+                         const int64_t *skip, Py_ssize_t skip_count, Py_ssize_t depth,
+                         int bounded, Scored *heap, Py_ssize_t *size) {
     Py_ssize_t term_count = scoring->term_count, common = 0;
     int64_t common_rows = -1, other_rows = 0;
-    if (term_count < 2) return 0;
+    *size = 0;
+    if (term_count == 0 || depth == 0) return 0;
     for (Py_ssize_t t = 0; t < term_count; t++) {
         int64_t rows = 0, start, end;
         for (Py_ssize_t segment = 0; segment < postings->segments; segment++) {
@@ -1090,7 +1093,7 @@ static int seeded_best(const Postings *postings, const Scoring *scoring, const u
         PyErr_NoMemory();
         goto done;
     }
-    /* The docs of the other terms, one bit each, then those left out unmarked. */
+    /* The docs of the other terms, one bit each; those left out are not listed. */
     for (Py_ssize_t t = 0; t < term_count; t++) {
         if (t == common) continue;
         for (Py_ssize_t segment = 0; segment < postings->segments; segment++) {
@@ -1106,20 +1109,46 @@ static int seeded_best(const Postings *postings, const Scoring *scoring, const u
             }
         }
     }
-    for (Py_ssize_t at = 0; at < skip_count; at++)
-        if (skip[at] >= 0 && skip[at] < scoring->doc_count)
-            held[skip[at] >> 6] &= ~((IdBits)1 << (skip[at] & 63));
     Py_ssize_t count = listed_ids(held, set_words, shown, docs);
-    status = 0;
-    if (count < depth) goto done;
-    if (exact_scores(postings, scoring, docs, count, totals) < 0) {
-        status = -1;
-        goto done;
+    Py_ssize_t listed = 0, skip_at = 0;
+    for (Py_ssize_t at = 0; at < count; at++) {
+        while (skip_at < skip_count && skip[skip_at] < docs[at]) skip_at++;
+        docs[listed] = docs[at];
+        listed += !(skip_at < skip_count && skip[skip_at] == docs[at]);
     }
-    *size = heaped(docs, totals, count, depth, heap);
+    if (exact_scores(postings, scoring, docs, listed, totals) < 0) goto done;
+    *size = heaped(docs, totals, listed, depth, heap);
+    status = 0;
     double alone = scoring->k1_plus_1 * scoring->idf[common] * scoring->query_weight[common] *
                    (1 + ROUNDING_ROOM);
-    status = alone < heap[0].score;
+    if (bounded && *size == depth && alone < heap[0].score) goto done;
+    /* The docs holding `common` alone: scored as the other docs are, from +0.0. A doc
+     * of the heap may have any id, so each is pushed unless it is no better than the
+     * worst by score, then by doc id. */
+    skip_at = 0;
+    for (Py_ssize_t segment = 0; segment < postings->segments; segment++) {
+        int64_t start, end, base = (int64_t)segment << SEGMENT_BITS;
+        if (run_of(postings, scoring->term[common], segment, &start, &end) < 0) {
+            status = -1;
+            goto done;
+        }
+        for (int64_t row = start; row < end; row++) {
+            int64_t doc = base + postings->ids[row];
+            if (doc >= scoring->doc_count) {
+                PyErr_SetString(PyExc_ValueError, "a posting id lies past the corpus");
+                status = -1;
+                goto done;
+            }
+            if (held[doc >> 6] >> (doc & 63) & 1 || !shown[doc]) continue;
+            while (skip_at < skip_count && skip[skip_at] < doc) skip_at++;
+            if (skip_at < skip_count && skip[skip_at] == doc) continue;
+            double total = 0.0;
+            total += share_of(scoring, common, row, doc);
+            Scored scored = {total, doc};
+            if (*size < depth || better(scored, heap[0]))
+                *size = heap_pushed(heap, *size, depth, scored);
+        }
+    }
 done:
     PyMem_Free(held);
     PyMem_Free(docs);
@@ -1134,9 +1163,9 @@ PyDoc_STRVAR(best_of_any_doc,
 "The `depth` best visible docs in the postings of any of the terms, leaving out the\n"
 "`excluded` (ascending): their ids (int64) and BM25 scores (float64), best first,\n"
 "equal scores by doc id. Each doc's score is its terms' shares added in term order,\n"
-"as add_scores adds them. One merge of the postings: no union of them is made. With\n"
-"`bounded` (no share exceeds (k1 + 1) * idf * query weight), the docs that cannot\n"
-"reach the best are skipped (MaxScore).");
+"as add_scores adds them. The docs of all terms but the commonest are scored, then\n"
+"those of the commonest alone; with `bounded` (no share exceeds (k1 + 1) * idf *\n"
+"query weight), that last walk is left out when it cannot reach the best.");
 
 static PyObject *best_of_any(PyObject *module, PyObject *args) {
     PyObject *local, *bounds, *dense_at, *dense_bits, *dense_ranks;
@@ -1155,16 +1184,12 @@ static PyObject *best_of_any(PyObject *module, PyObject *args) {
         return NULL;
     Scoring scoring = {0};
     Py_buffer visible = {0}, excluded = {0};
-    int64_t *rows = NULL, *ends = NULL;
-    double *most = NULL, *below = NULL;
-    Py_ssize_t *order = NULL;
     Scored *heap = NULL;
     PyObject *result = NULL;
     if (scoring_of(&postings, weights, norms, terms, idfs, query_weights, k1, &scoring) < 0)
         goto done;
     if (buffer_of(visible_object, &visible, '?', 0, "visible") < 0) goto done;
     if (buffer_of(excluded_object, &excluded, 'q', 0, "excluded") < 0) goto done;
-    Py_ssize_t term_count = scoring.term_count;
     if (visible.shape[0] != scoring.doc_count) {
         PyErr_SetString(PyExc_ValueError, "visible differs from the norms in length");
         goto done;
@@ -1173,96 +1198,17 @@ static PyObject *best_of_any(PyObject *module, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "a negative depth");
         goto done;
     }
-    const int64_t *skip = excluded.buf;
-    const uint8_t *shown = visible.buf;
-    Py_ssize_t skip_count = excluded.shape[0], skip_at = 0, size = 0;
-    size_t terms_size = (size_t)term_count + 1;
-    rows = PyMem_Calloc(terms_size, sizeof(int64_t));
-    ends = PyMem_Calloc(terms_size, sizeof(int64_t));
-    most = PyMem_Calloc(terms_size, sizeof(double));
-    below = PyMem_Calloc(terms_size, sizeof(double));
-    order = PyMem_Calloc(terms_size, sizeof(Py_ssize_t));
     heap = PyMem_Calloc((size_t)depth + 1, sizeof(Scored));
-    if (!rows || !ends || !most || !below || !order || !heap) {
+    if (heap == NULL) {
         PyErr_NoMemory();
         goto done;
     }
-    /* MaxScore (Turtle and Flood 1995). Each term's largest share, with room for
-     * rounding; the terms by it, ascending (insertion sort: a query has a few terms);
-     * below[k], the sum of the first k. Once the heap is full a doc must score above its
-     * worst (`floor`): later docs have higher ids, so they lose ties. The terms
-     * order[0:essential] together cannot reach the floor, so only the docs of the
-     * other, essential, terms are visited; a visited doc is scored only if the shares
-     * of the terms it can hold reach past the floor. */
-    for (Py_ssize_t t = 0; t < term_count; t++) {
-        most[t] = bounded ? scoring.k1_plus_1 * scoring.idf[t] * scoring.query_weight[t] * 1.000001
-                          : INFINITY;
-        Py_ssize_t at = t;
-        for (; at > 0 && most[order[at - 1]] > most[t]; at--) order[at] = order[at - 1];
-        order[at] = t;
-    }
-    for (Py_ssize_t k = 0; k < term_count; k++) below[k + 1] = below[k] + most[order[k]];
-    if (bounded && depth) {
-        int seeded = seeded_best(&postings, &scoring, shown, skip, skip_count, depth, heap, &size);
-        if (seeded < 0) goto done;
-        if (seeded) {
-            result = ranked_pair(heap, size);
-            goto done;
-        }
-        size = 0;
-    }
-    Py_ssize_t essential = 0;
-    double floor = -INFINITY;
-    for (Py_ssize_t segment = 0; segment < segments && depth; segment++) {
-        int64_t base = (int64_t)segment << SEGMENT_BITS;
-        for (Py_ssize_t t = 0; t < term_count; t++)
-            if (run_of(&postings, scoring.term[t], segment, &rows[t], &ends[t]) < 0) goto done;
-        for (;;) {
-            /* The lowest doc an essential term's posting is at, and the most it can score. */
-            int32_t local_doc = SEGMENT_DOCS;
-            for (Py_ssize_t k = essential; k < term_count; k++) {
-                Py_ssize_t t = order[k];
-                if (rows[t] < ends[t] && postings.ids[rows[t]] < local_doc)
-                    local_doc = postings.ids[rows[t]];
-            }
-            if (local_doc == SEGMENT_DOCS) break;
-            int64_t doc = base + local_doc;
-            if (doc >= scoring.doc_count) {
-                PyErr_SetString(PyExc_ValueError, "a posting id lies past the corpus");
-                goto done;
-            }
-            double reachable = below[essential];
-            for (Py_ssize_t k = essential; k < term_count; k++) {
-                Py_ssize_t t = order[k];
-                if (rows[t] < ends[t] && postings.ids[rows[t]] == local_doc) reachable += most[t];
-            }
-            while (skip_at < skip_count && skip[skip_at] < doc) skip_at++;
-            int wanted = shown[doc] && !(skip_at < skip_count && skip[skip_at] == doc) &&
-                         (size < depth || reachable > floor);
-            double total = 0.0;
-            for (Py_ssize_t t = 0; t < term_count; t++) {
-                /* A term left behind (no longer essential) catches up. */
-                if (wanted) rows[t] = galloped(postings.ids, rows[t], ends[t], (uint16_t)local_doc);
-                if (rows[t] >= ends[t] || postings.ids[rows[t]] != local_doc) continue;
-                if (wanted) total += share_of(&scoring, t, rows[t], doc);
-                rows[t]++;
-            }
-            if (!wanted) continue;
-            Scored scored = {total, doc};
-            size = heap_pushed(heap, size, depth, scored);
-            if (size == depth) {
-                floor = heap[0].score;
-                while (essential < term_count && below[essential + 1] <= floor) essential++;
-            }
-        }
-    }
+    Py_ssize_t size = 0;
+    if (best_of_terms(&postings, &scoring, visible.buf, excluded.buf, excluded.shape[0], depth,
+                      bounded, heap, &size) < 0)
+        goto done;
     result = ranked_pair(heap, size);
 done:
-    PyMem_Free(rows);
-    PyMem_Free(ends);
-    PyMem_Free(most);
-    PyMem_Free(below);
-    PyMem_Free(order);
     PyMem_Free(heap);
     scoring_release(&scoring);
     PyBuffer_Release(&visible);

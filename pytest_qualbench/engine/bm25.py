@@ -277,9 +277,11 @@ class PostingIndex:
         """The `depth` best visible docs holding any of the terms, but the `excluded`
         (ascending), best first (equal scores by doc id), and their `scores`.
 
-        One merge of the terms' postings in compiled code (`_postings.best_of_any`),
-        skipping the docs that cannot reach the best: an any-term fill ranks tens of
-        thousands of docs at 10^5 chunks for a hundred.
+        In compiled code (`_postings.best_of_any`): the docs of every term but the
+        commonest are scored, then the commonest term's posting is walked for the docs
+        holding it alone, one share each, unless even its largest share cannot reach
+        the best: an any-term fill ranks tens of thousands of docs at 10^5 chunks for
+        a hundred.
         """
         known = self._known(terms, query_weights)
         docs, scores = _postings.best_of_any(
@@ -295,8 +297,8 @@ class PostingIndex:
 
     def _bounded(self, known: KnownTerms) -> bool:
         """Whether no share exceeds (k1 + 1) * idf * query weight, the bound by which the
-        compiled rankings skip docs: so while every length norm is positive and no
-        query weight negative."""
+        compiled rankings skip docs and postings: so while every length norm is positive
+        and no query weight negative."""
         return (
             self.k1 > 0
             and 0 <= self.b <= 1

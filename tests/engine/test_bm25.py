@@ -245,7 +245,8 @@ def test_best_of_any_skips_no_doc_that_belongs_in_the_best(
     counts: list[dict[str, int]], depth: int
 ) -> None:
     # Counts up to 60 put shares near their bound, (k1 + 1) * idf, and a small depth
-    # raises the floor early: the docs MaxScore skips are close to the best.
+    # fills the best early: a doc of the commonest term alone that ties the worst
+    # of the best, or falls just short of it, must be ranked by score, then doc id.
     corpus = [[term for term, count in doc.items() for _ in range(count)] for doc in counts]
     index, ids = posting_index(corpus)
     terms = list(ids.values())
@@ -270,8 +271,8 @@ def test_best_of_any_from_the_rarer_terms_is_every_doc_scored_then_ranked(
 ) -> None:
     # One term in most docs and a few rare ones: the fill first ranks the rare terms'
     # docs, and skips the common term's posting when their best outscore all it can
-    # give alone. Hidden and left-out docs among the rare ones must not count toward
-    # that best; 70,000 docs span two id segments.
+    # give alone, else walks it for the docs holding it alone. Hidden and left-out
+    # docs must count nowhere; 70,000 docs span two id segments.
     rng = np.random.default_rng(seed)
     shares = [0.9, *rng.uniform(0.002, 0.05, rare_terms).tolist()]
     term_docs = [np.flatnonzero(rng.random(doc_count) < share) for share in shares]
