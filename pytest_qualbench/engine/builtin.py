@@ -8,7 +8,6 @@ imported: the plugin imports the package in every pytest session.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, get_args
 
 from pytest_qualbench.engine import chunking
@@ -42,15 +41,6 @@ FUZZY_MODES: tuple[FuzzyMode, ...] = get_args(FuzzyMode)
 DEFAULT_RRF_K = 10
 DEFAULT_TRIGRAM_FULL_WEIGHT_WORDS = 4
 DEFAULT_SCORE_GAP_WEIGHT = 0.03
-
-
-@dataclass(frozen=True)
-class Ranked:
-    """One result before it becomes a `Result`: doc id, score and layer label."""
-
-    doc: int
-    score: float
-    layer: str
 
 
 class Engine:
@@ -250,7 +240,7 @@ class Engine:
             ranked, corrected = self._fallback(query, visible, depth, limit)
         return Results(
             (
-                chunk_result(self._chunks[item.doc], layer=item.layer, score=item.score)
+                chunk_result(self._chunks[item.doc], layer=item.label, score=item.score)
                 for item in first_per_doc(ranked)[:limit]
             ),
             corrected_query=corrected,
@@ -262,7 +252,7 @@ class Engine:
 
     def _eager(
         self, query: str, visible: Mask, depth: int, limit: int
-    ) -> tuple[list[Ranked], str | None]:
+    ) -> tuple[list[Fused], str | None]:
         """Corrected results first, for a query half or more of whose non-stopwords are unknown.
 
         A query most of whose words the corpus knows already says what it wants: an
@@ -284,7 +274,7 @@ class Engine:
 
     def _fallback(
         self, query: str, visible: Mask, depth: int, limit: int
-    ) -> tuple[list[Ranked], str | None]:
+    ) -> tuple[list[Fused], str | None]:
         """The primary results, then corrected ones when those are fewer than `limit`.
 
         A result both find keeps its primary label: it comes first.
@@ -314,9 +304,11 @@ class Engine:
         ]
         return " ".join(corrected) if corrected != words else None
 
-    def _fuzzy_ranked(self, corrected: str, visible: Mask, depth: int, limit: int) -> list[Ranked]:
+    def _fuzzy_ranked(self, corrected: str, visible: Mask, depth: int, limit: int) -> list[Fused]:
+        from pytest_qualbench.engine.fusion import Fused
+
         return [
-            Ranked(item.doc, item.score, FUZZY_PREFIX + item.layer)
+            Fused(item.doc, item.score, FUZZY_PREFIX + item.label)
             for item in self._ranked(corrected, visible, depth, limit)
         ]
 
@@ -332,7 +324,7 @@ class Engine:
             self._visible_masks[wanted] = np.isin(self._kinds, wanted)
         return self._visible_masks[wanted]
 
-    def _ranked(self, query: str, visible: Mask, depth: int, limit: int) -> list[Ranked]:
+    def _ranked(self, query: str, visible: Mask, depth: int, limit: int) -> list[Fused]:
         """The best `limit` docs of both layers' rankings (each `depth` deep), fused.
 
         Each result is labeled with the layers that match it in full (every term):
@@ -350,7 +342,7 @@ class Engine:
         weights = (1.0, trigram_weight(words, self.trigram_full_weight_words))
         # Only the best `limit` of a fused list can reach the results: `search` keeps the
         # first `limit` distinct docs of at most two such lists, one after the other.
-        fused: list[Fused] = fuse(
+        return fuse(
             [(name, ranking.docs) for name, ranking in layers],
             self.rrf_k,
             weights,
@@ -359,7 +351,6 @@ class Engine:
             layer_scores=[ranking.scores for _, ranking in layers],
             gap_weight=self.score_gap_weight,
         )
-        return [Ranked(item.doc, item.score, item.label) for item in fused]
 
 
 def load_libraries() -> None:
@@ -373,7 +364,7 @@ def load_libraries() -> None:
     from pytest_qualbench.engine import fuzzy, porter, trigram  # noqa: F401
 
 
-def first_per_doc(ranked: Sequence[Ranked]) -> list[Ranked]:
+def first_per_doc(ranked: Sequence[Fused]) -> list[Fused]:
     """Drop later occurrences of a doc, keeping the first (deduplication of merged lists)."""
     seen: set[int] = set()
     kept = []

@@ -55,7 +55,8 @@ def layer_label(layers: Sequence[str]) -> str:
 
 @dataclass(frozen=True)
 class Fused:
-    """A document's fused score and the layers that found it, in layer order.
+    """A document's fused score and its label: the layers that found it, in layer order
+    (`layer_label`).
 
     A layer found a doc when it matched the doc in full (`fuse`'s `matched_in_full`);
     a doc no layer matched in full came from the layers' any-term fill, and was
@@ -64,11 +65,7 @@ class Fused:
 
     doc: int
     score: float
-    layers: tuple[str, ...]
-
-    @property
-    def label(self) -> str:
-        return layer_label(self.layers)
+    label: str
 
 
 def fuse(
@@ -121,13 +118,13 @@ def fuse(
         -1 if limit is None else limit,
     )
     names = [layer for layer, _ in rankings]
-    # Two layers make at most three label tuples: each is made once.
-    layers_of = {
-        bits: tuple(name for position, name in enumerate(names) if bits >> position & 1)
+    # Two layers make at most three labels: each is made once.
+    label_of = {
+        bits: layer_label([name for position, name in enumerate(names) if bits >> position & 1])
         for bits in set(np.frombuffer(found, dtype=np.uint64).tolist())
     }
     return [
-        Fused(doc, score, layers_of[bits])
+        Fused(doc, score, label_of[bits])
         for doc, score, bits in zip(
             np.frombuffer(docs, dtype=np.int64).tolist(),
             np.frombuffer(scores, dtype=np.float64).tolist(),

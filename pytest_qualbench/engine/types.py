@@ -64,14 +64,8 @@ class Results(list[Result]):
 
 def chunk_result(chunk: Chunk, *, layer: str, score: float) -> Result:
     """The result an engine returns for a chunk it found with `layer` at `score`."""
-    return Result(
-        text=chunk.text,
-        layer=layer,
-        title=chunk.title,
-        score=score,
-        source=chunk.source,
-        position=chunk.position,
-    )
+    # Positional: a search makes ten, and keywords cost a third more.
+    return Result(chunk.text, layer, chunk.title, score, chunk.source, chunk.position)
 
 
 @dataclass(frozen=True)
