@@ -1681,6 +1681,88 @@ done:
     return result;
 }
 
+PyDoc_STRVAR(known_terms_doc,
+"known_terms(bounds, segments, terms, query_weights, size)\n"
+"    -> (bytearray, bytearray, bytearray)\n\n"
+"Of the `terms` (a list of int, a negative one held nowhere), those whose postings\n"
+"hold a doc, in order, as int64; with each one's IDF log((size + 1) / df) and its\n"
+"query weight (the list `query_weights`, one a term) as float64: the three arrays a\n"
+"compiled ranking takes. The IDF is bm25.idf's, the same division and libm log.");
+
+/* A query's terms as the rankings take them. In Python a term's rows and IDF cost
+ * 0.4 us each: a trigram query's 30-40 terms were 12-15 us a ranking, more than
+ * ranking a few candidates over them (docs/performance.md, round 8). */
+static PyObject *known_terms(PyObject *module, PyObject *args) {
+    PyObject *bounds_object, *terms_object, *weights_object;
+    Py_ssize_t segments, size;
+    if (!PyArg_ParseTuple(args, "OnOOn", &bounds_object, &segments, &terms_object,
+                          &weights_object, &size))
+        return NULL;
+    Py_buffer bounds;
+    if (buffer_of(bounds_object, &bounds, 'q', 0, "id bounds") < 0) return NULL;
+    PyObject *terms = NULL, *weights = NULL, *result = NULL;
+    int64_t *known = NULL;
+    double *idfs = NULL, *query_weights = NULL;
+    terms = PySequence_Fast(terms_object, "terms: expected a sequence");
+    if (terms == NULL) goto done;
+    weights = PySequence_Fast(weights_object, "query weights: expected a sequence");
+    if (weights == NULL) goto done;
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(terms);
+    if (PySequence_Fast_GET_SIZE(weights) != count) {
+        PyErr_SetString(PyExc_ValueError, "terms and query weights differ in length");
+        goto done;
+    }
+    if (segments < 1 || (bounds.shape[0] - 1) % segments != 0 || size < 0) {
+        PyErr_SetString(PyExc_ValueError, "id bounds do not match the segment count");
+        goto done;
+    }
+    const int64_t *runs = bounds.buf;
+    int64_t keys = (bounds.shape[0] - 1) / segments;
+    known = PyMem_Malloc(((size_t)count + 1) * sizeof(int64_t));
+    idfs = PyMem_Malloc(((size_t)count + 1) * sizeof(double));
+    query_weights = PyMem_Malloc(((size_t)count + 1) * sizeof(double));
+    if (known == NULL || idfs == NULL || query_weights == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    Py_ssize_t kept = 0;
+    for (Py_ssize_t at = 0; at < count; at++) {
+        long long term = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(terms, at));
+        if (term == -1 && PyErr_Occurred()) goto done;
+        double weight = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(weights, at));
+        if (weight == -1.0 && PyErr_Occurred()) goto done;
+        if (term < 0) continue;
+        if (term >= keys) {
+            PyErr_Format(PyExc_ValueError, "posting key %lld out of range", term);
+            goto done;
+        }
+        int64_t rows = runs[(term + 1) * segments] - runs[term * segments];
+        /* A term with an empty posting adds nothing (and has no IDF). */
+        if (rows <= 0) continue;
+        known[kept] = term;
+        idfs[kept] = log((double)(size + 1) / (double)rows);
+        query_weights[kept] = weight;
+        kept++;
+    }
+    PyObject *arrays[3] = {
+        PyByteArray_FromStringAndSize((const char *)known, kept * (Py_ssize_t)sizeof(int64_t)),
+        PyByteArray_FromStringAndSize((const char *)idfs, kept * (Py_ssize_t)sizeof(double)),
+        PyByteArray_FromStringAndSize((const char *)query_weights,
+                                      kept * (Py_ssize_t)sizeof(double)),
+    };
+    if (arrays[0] != NULL && arrays[1] != NULL && arrays[2] != NULL)
+        result = PyTuple_Pack(3, arrays[0], arrays[1], arrays[2]);
+    for (int at = 0; at < 3; at++) Py_XDECREF(arrays[at]);
+done:
+    PyMem_Free(known);
+    PyMem_Free(idfs);
+    PyMem_Free(query_weights);
+    Py_XDECREF(terms);
+    Py_XDECREF(weights);
+    PyBuffer_Release(&bounds);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"best_of", best_of, METH_VARARGS, best_of_doc},
     {"best_of_any", best_of_any, METH_VARARGS, best_of_any_doc},
@@ -1690,6 +1772,7 @@ static PyMethodDef methods[] = {
     {"fused", fused, METH_VARARGS, fused_doc},
     {"trigram_ids", trigram_ids, METH_VARARGS, trigram_ids_doc},
     {"words_containing", words_containing, METH_VARARGS, words_containing_doc},
+    {"known_terms", known_terms, METH_VARARGS, known_terms_doc},
     {NULL, NULL, 0, NULL},
 };
 

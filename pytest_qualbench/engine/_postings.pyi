@@ -1,5 +1,7 @@
 """Types of the compiled posting walks (`_postings.c`)."""
 
+from collections.abc import Sequence
+
 import numpy as np
 import numpy.typing as npt
 
@@ -97,3 +99,11 @@ def words_containing(
     few: int,
     /,
 ) -> bytearray: ...
+def known_terms(
+    bounds: npt.NDArray[np.int64],
+    segments: int,
+    terms: Sequence[int],
+    query_weights: Sequence[float],
+    size: int,
+    /,
+) -> tuple[bytearray, bytearray, bytearray]: ...

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import numpy.typing as npt
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pytest_qualbench.engine import _postings
+from pytest_qualbench.engine.bm25 import idf
 
 # One key over one segment: docs 1 and 3.
 LOCAL = np.array([1, 3], dtype=np.uint16)
@@ -196,3 +201,41 @@ def test_a_visible_flag_of_any_nonzero_byte_counts_once() -> None:
         offsets, chunks, np.array([0]), np.array([0, 1], dtype=np.int64), visible
     )
     assert np.frombuffer(any_, dtype=np.int64).tolist() == [0, 2]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    rows=st.lists(st.integers(0, 10**6), min_size=1, max_size=40),
+    extra=st.integers(0, 10**7),
+    data=st.data(),
+)
+def test_known_terms_gives_the_idf_bm25_computes_to_the_bit(
+    rows: list[int], extra: int, data: st.DataObject
+) -> None:
+    # One segment; key k has rows[k] rows. The corpus holds at least the longest posting.
+    bounds = np.cumsum([0, *rows]).astype(np.int64)
+    size = max(rows) + extra
+    terms = data.draw(st.lists(st.integers(-3, len(rows) - 1), max_size=50))
+    weights = [float(at + 1) for at in range(len(terms))]
+    known, idfs, query_weights = _postings.known_terms(bounds, 1, terms, weights, size)
+    expected = [
+        (term, idf(size, rows[term]), weight)
+        for term, weight in zip(terms, weights, strict=True)
+        if term >= 0 and rows[term]
+    ]
+    found = zip(
+        np.frombuffer(known, dtype=np.int64).tolist(),
+        np.frombuffer(idfs, dtype=np.float64).tolist(),
+        np.frombuffer(query_weights, dtype=np.float64).tolist(),
+        strict=True,
+    )
+    assert list(found) == expected
+
+
+def test_known_terms_refuses_keys_past_the_postings_and_unequal_lists() -> None:
+    with pytest.raises(ValueError, match="key 1 out of range"):
+        _postings.known_terms(BOUNDS, 1, [1], [1.0], 4)
+    with pytest.raises(ValueError, match="differ in length"):
+        _postings.known_terms(BOUNDS, 1, [0], [], 4)
+    with pytest.raises(TypeError):
+        _postings.known_terms(BOUNDS, 1, cast(list[int], ["0"]), [1.0], 4)
