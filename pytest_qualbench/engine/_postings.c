@@ -202,8 +202,8 @@ static inline int64_t settled(const uint16_t *ids, int64_t start, int64_t end, i
  * ids[start:end), or -1 where the run does not hold it.
  *
  * A key with a dense set (`dense_sets`) finds each row by the set's rank: a few
- * arithmetic steps an id, in a set of an eighth of the posting's bytes. Its postings
- * are the longest (a tenth of the docs or more), where a search costs most; the set
+ * arithmetic steps an id, in a set that stays in the caches. Its postings are the
+ * longest (a sixteenth of the docs or more), where a search costs most; the set
  * took the compound corpus's exact queries at 10^5 chunks from 0.660 to 0.591 ms
  * (docs/performance.md, "Dense keys' bit sets"). For another key:
  *

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_qualbench.engine.dense_sets import DenseSets, checked_dense_sets
+from pytest_qualbench.engine.dense_sets import DENSE_SHARE, DenseSets, checked_dense_sets
 from pytest_qualbench.engine.segmented_ids import SEGMENT_DOCS, SegmentedIds
 
 
@@ -29,9 +29,10 @@ def row_by_rank(ids: SegmentedIds, key: int, doc: int) -> int | None:
     return start + int(dense.ranks[word]) + (bits & (bit - 1)).bit_count()
 
 
-def test_a_key_holding_an_eighth_of_the_ids_gets_a_set() -> None:
-    # 24 ids: key 0 holds 3 (an eighth), key 1 holds 2.
-    ids = segmented([[0, 1, 5], [2, 7]], 24)
+def test_a_key_holding_a_sixteenth_of_the_ids_gets_a_set() -> None:
+    # 32 ids: key 0 holds 3 (more than a sixteenth), key 1 holds 1 (less).
+    assert DENSE_SHARE == 16
+    ids = segmented([[0, 1, 5], [2]], 32)
     assert ids.dense.at.tolist() == [0, -1]
     assert ids.dense.bits.tolist() == [0b100011]
     assert ids.dense.ranks.tolist() == [0]
@@ -61,11 +62,11 @@ def test_ranks_start_again_at_each_segment() -> None:
 )
 def test_every_row_found_by_rank_is_the_row_of_the_id(postings: list[set[int]], size: int) -> None:
     ordered = [sorted(doc for doc in posting if doc < size) for posting in postings]
-    # A small corpus's keys are dense from 5 ids of 40.
+    # A small corpus's keys are dense from 3 ids of 40.
     ids = segmented(ordered, size)
     for key, posting in enumerate(ordered):
         if ids.dense.at[key] < 0:
-            assert len(posting) * 8 < size
+            assert len(posting) * DENSE_SHARE < size
             continue
         for row, doc in enumerate(posting):
             assert row_by_rank(ids, key, doc) == int(ids.bounds[key * ids.segments]) + row
