@@ -28,8 +28,6 @@ DENSE_SHARE = 16
 WORD_BITS = 64
 # Segments (`segmented_ids`) are 2**16 ids: 1024 words, each segment's ranks apart.
 SEGMENT_WORDS = (1 << 16) // WORD_BITS
-# The set bits of each byte value.
-BYTE_BITS = np.array([bin(value).count("1") for value in range(256)], dtype=np.uint8)
 
 
 @dataclass(frozen=True)
@@ -53,26 +51,23 @@ def run_rows(bounds: npt.NDArray[np.int64], segments: int) -> npt.NDArray[np.int
     return np.diff(bounds).reshape(-1, segments)
 
 
-def segment_counts(bits: npt.NDArray[np.uint64], words: int) -> npt.NDArray[np.int64]:
+def segment_counts(bits: npt.NDArray[np.uint64], words: int) -> npt.NDArray[np.int32]:
     """The set bits of each word of sets of `words` words each, a (sets, segments,
     SEGMENT_WORDS) array, zero past the last word."""
-    counts = BYTE_BITS[bits.view(np.uint8)].reshape(-1, 8).sum(axis=1, dtype=np.int64)
-    sets = len(counts) // words if words else 0
+    sets = len(bits) // words if words else 0
     segments = -(-words // SEGMENT_WORDS)
-    padded = np.zeros((sets, segments * SEGMENT_WORDS), dtype=np.int64)
-    padded[:, :words] = counts.reshape(sets, words)
+    padded = np.zeros((sets, segments * SEGMENT_WORDS), dtype=np.int32)
+    padded[:, :words] = np.bitwise_count(bits).reshape(sets, words)
     return padded.reshape(sets, segments, SEGMENT_WORDS)
 
 
-def segment_ranks(bits: npt.NDArray[np.uint64], words: int) -> npt.NDArray[np.uint16]:
-    """For each word of sets of `words` words each, the set bits before it within its
-    segment: its key's rows before it there."""
-    counts = segment_counts(bits, words)
-    before = (np.cumsum(counts, axis=2) - counts).reshape(
-        len(counts), counts.shape[1] * SEGMENT_WORDS
-    )[:, :words]
+def ranks_of(counts: npt.NDArray[np.int32], words: int) -> npt.NDArray[np.uint16]:
+    """For each word of `segment_counts`, the set bits before it within its segment:
+    its key's rows before it there."""
+    before = np.cumsum(counts, axis=2, dtype=np.int32) - counts
     # At most 2**16 - 64 rows lie before a segment's last word: each fits two bytes.
-    return before.ravel().astype(np.uint16)
+    flat = before.reshape(len(counts), counts.shape[1] * SEGMENT_WORDS)
+    return flat[:, :words].ravel().astype(np.uint16)
 
 
 def dense_sets(
@@ -93,7 +88,7 @@ def dense_sets(
             start, end = bounds[key * segments + segment], bounds[key * segments + segment + 1]
             held[local[start:end].astype(np.int64) + (segment << 16)] = True
         bits[slot * words : (slot + 1) * words] = np.packbits(held, bitorder="little").view("<u8")
-    return DenseSets(at, bits, segment_ranks(bits, words))
+    return DenseSets(at, bits, ranks_of(segment_counts(bits, words), words))
 
 
 def checked_dense_sets(
@@ -118,8 +113,9 @@ def checked_dense_sets(
         at[dense], np.arange(len(dense), dtype=np.int64) * words
     ):
         raise ValueError("dense sets do not tile their words")
-    if not np.array_equal(segment_ranks(bits, words), ranks):
+    counts = segment_counts(bits, words)
+    if not np.array_equal(ranks_of(counts, words), ranks):
         raise ValueError("dense set ranks do not count their bits")
-    if len(dense) and not np.array_equal(segment_counts(bits, words).sum(axis=2), rows[dense]):
+    if len(dense) and not np.array_equal(counts.sum(axis=2), rows[dense]):
         raise ValueError("dense sets do not hold their postings' ids")
     return DenseSets(at, bits, ranks)
