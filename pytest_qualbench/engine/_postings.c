@@ -1,5 +1,5 @@
 /* Walks of postings in compiled code: BM25 scores of candidate docs, intersections,
- * the best docs of a merge, and the chunks holding a query's words.
+ * the best docs of any term, and the chunks holding a query's words.
  *
  * Key k's ids in segment s are local[bounds[k * S + s] : bounds[k * S + s + 1]] plus
  * s << 16, ascending within a run; a key held by many docs also has a bit set of them

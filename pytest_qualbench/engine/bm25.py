@@ -196,12 +196,6 @@ class PostingIndex:
         index._hold(ids, weights, doc_len, k1=k1, b=b)
         return index
 
-    def document_frequency(self, term: int) -> int:
-        if term == UNKNOWN_TERM:
-            return 0
-        start, end = self.ids.span(term)
-        return end - start
-
     def postings(self, term: int) -> tuple[DocIds, Weights]:
         """The ascending doc ids holding the term and its weighted frequency in each."""
         if term == UNKNOWN_TERM:

@@ -75,10 +75,10 @@ def dense_sets(
 ) -> DenseSets:
     """The sets of the keys (of `segmented_ids` postings over ids below `size`) whose
     postings hold at least 1/DENSE_SHARE of the ids."""
-    rows = run_rows(bounds, segments)
-    dense = np.flatnonzero((rows.sum(axis=1) * DENSE_SHARE >= size) & (rows.sum(axis=1) > 0))
+    held_by = run_rows(bounds, segments).sum(axis=1)
+    dense = np.flatnonzero((held_by * DENSE_SHARE >= size) & (held_by > 0))
     words = set_words(size)
-    at = np.full(len(rows), -1, dtype=np.int64)
+    at = np.full(len(held_by), -1, dtype=np.int64)
     at[dense] = np.arange(len(dense), dtype=np.int64) * words
     bits = np.zeros(len(dense) * words, dtype=np.uint64)
     held = np.zeros(words * WORD_BITS, dtype=bool)
@@ -86,7 +86,7 @@ def dense_sets(
         held[:] = False
         for segment in range(segments):
             start, end = bounds[key * segments + segment], bounds[key * segments + segment + 1]
-            held[local[start:end].astype(np.int64) + (segment << 16)] = True
+            held[local[start:end].astype(np.int64) + segment * SEGMENT_WORDS * WORD_BITS] = True
         bits[slot * words : (slot + 1) * words] = np.packbits(held, bitorder="little").view("<u8")
     return DenseSets(at, bits, ranks_of(segment_counts(bits, words), words))
 

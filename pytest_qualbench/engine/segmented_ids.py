@@ -157,9 +157,13 @@ class SegmentedIds:
         return {
             "local_ids": self.local,
             "id_bounds": self.bounds,
-            "dense_at": self.dense.at,
-            "dense_bits": self.dense.bits,
-            "dense_ranks": self.dense.ranks,
+            **dict(
+                zip(
+                    DENSE_ARRAY_NAMES,
+                    (self.dense.at, self.dense.bits, self.dense.ranks),
+                    strict=True,
+                )
+            ),
         }
 
     def walked(self) -> Walked:
