@@ -39,6 +39,21 @@ from benchmarks.corpus import build_corpus
 # their start-up noise does not drown the differences measured here.
 BASE_ARGS = ("-q", "-p", "no:cacheprovider", "-p", "no:hypothesispytest", "-p", "no:benchmark")
 TRIVIAL_TEST = "def test_{number}():\n    assert {number} == {number}\n"
+# pytest's own per-test work that a run of tens of thousands of cases can switch off
+# (README, "Tens of thousands of cases"): the failure summary's scan, log and output
+# capture around every phase, and the fault, thread and unraisable-exception checks.
+LEAN_PYTEST_ARGS = (
+    "--tb=line",
+    "-p",
+    "no:logging",
+    "--capture=no",
+    "-p",
+    "no:faulthandler",
+    "-p",
+    "no:threadexception",
+    "-p",
+    "no:unraisableexception",
+)
 # A collector of plain items, as the plugin's cases are: no test module to import (a
 # module of 50k test functions took longer to assertion-rewrite and compile than its
 # tests took to run) and no fixture machinery, which a test function carries and a
@@ -257,14 +272,14 @@ def write_trivial_suite(directory: Path, count: int) -> Path:
     return directory
 
 
-def plain_items_ms(directory: Path, count: int) -> float:
-    """Wall milliseconds of a pytest process running `count` plain passing items, which
-    a conftest in `directory` collects from one file."""
+def plain_items_ms(directory: Path, count: int, args: Sequence[str] = ()) -> float:
+    """Wall milliseconds of a pytest process (with `args`) running `count` plain passing
+    items, which a conftest in `directory` collects from one file."""
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "conftest.py").write_text(PLAIN_ITEMS_CONFTEST)
     (directory / "items.count").write_text(f"{count}\n")
     started = time.perf_counter()
-    status = run_in(directory, pytest_command([]))
+    status = run_in(directory, pytest_command(args))
     elapsed_ms = (time.perf_counter() - started) * 1000.0
     # A reference that collected nothing would time pytest's start-up alone.
     if status != 0:

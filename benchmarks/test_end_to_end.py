@@ -15,7 +15,8 @@ which skips pytest's failure summary: it scans every passed report once per
 failure, so its cost grows with failures times cases. A last 50k run replays each
 case's answer instead of searching (`pytest_runs.REPLAY_ENGINE`): what the plugin and
 pytest cost without the engine, whose searches' memory traffic slows the code that
-runs between them.
+runs between them. A last pair runs the 50k cases and the plain items with pytest's
+per-test work that a user can switch off switched off (`pytest_runs.LEAN_PYTEST_ARGS`).
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ import pytest
 
 from benchmarks.ledger import Ledger
 from benchmarks.pytest_runs import (
+    LEAN_PYTEST_ARGS,
     plain_items_ms,
     run_pytest,
     write_fixture_set,
@@ -73,14 +75,18 @@ def run_cost(directory: Path, args: list[str]) -> RunCost:
 
 @dataclass(frozen=True)
 class EndToEnd:
-    """The two qualbench runs, the large one again with `--tb=line` and once more with
-    its answers replayed, and a run of as many plain items as the large run's cases."""
+    """The two qualbench runs, the large one again with `--tb=line`, once more with its
+    answers replayed and once with pytest's optional per-test work off, and runs of as
+    many plain items as the large run's cases, with pytest's defaults and without that
+    work."""
 
     small: RunCost
     large: RunCost
     large_line_tracebacks: RunCost
     large_replayed: RunCost
+    large_lean: RunCost
     plain_items_ms: float
+    lean_plain_items_ms: float
 
 
 @pytest.fixture(scope="module")
@@ -100,10 +106,16 @@ def end_to_end(tmp_path_factory: pytest.TempPathFactory) -> EndToEnd:
     shutil.rmtree(large_set / ".qualbench")
     replay = write_replay_engine(large_set)
     large_replayed = run_cost(large_set, [*args, "--tb=line", f"--qualbench-engine={replay}"])
+    # Searching again, from an empty cache, with what pytest lets a user switch off.
+    shutil.rmtree(large_set / ".qualbench")
+    large_lean = run_cost(large_set, [*args, *LEAN_PYTEST_ARGS])
     # What pytest itself spends on that many items (collect, set up, call, tear down,
     # report), measured right after: the part of the rest no plugin can cut.
     plain_ms = plain_items_ms(root / "plain", large.cases)
-    return EndToEnd(small, large, large_line_tracebacks, large_replayed, plain_ms)
+    lean_plain_ms = plain_items_ms(root / "plain", large.cases, LEAN_PYTEST_ARGS)
+    return EndToEnd(
+        small, large, large_line_tracebacks, large_replayed, large_lean, plain_ms, lean_plain_ms
+    )
 
 
 def test_five_times_the_entries_cost_at_most_six_and_a_half_times(
@@ -128,6 +140,7 @@ def test_the_rest_costs_at_most_half_of_index_and_search(
 ) -> None:
     large, line = end_to_end.large, end_to_end.large_line_tracebacks
     replayed, plain_ms = end_to_end.large_replayed, end_to_end.plain_items_ms
+    lean, lean_plain_ms = end_to_end.large_lean, end_to_end.lean_plain_items_ms
     ratio = large.rest_ms / large.engine_ms
     line_ratio = line.rest_ms / line.engine_ms
     ledger.notes.append(
@@ -138,7 +151,10 @@ def test_the_rest_costs_at_most_half_of_index_and_search(
         f"plain items took {plain_ms / 1000:.1f} s, {plain_ms / large.rest_ms:.0%} of the rest; "
         f"answers replayed (no search) the rest {replayed.rest_ms / 1000:.1f} s: the plugin's "
         f"own {(replayed.rest_ms - plain_ms) / 1000:.1f} s beyond the plain items, and the "
-        f"searches add {(line.rest_ms - replayed.rest_ms) / 1000:.1f} s to the work around them"
+        f"searches add {(line.rest_ms - replayed.rest_ms) / 1000:.1f} s to the work around them; "
+        f"with {' '.join(LEAN_PYTEST_ARGS)} the rest {lean.rest_ms / 1000:.1f} s over "
+        f"{lean.engine_ms / 1000:.1f} s: {lean.rest_ms / lean.engine_ms:.2f}, and the plain "
+        f"items {lean_plain_ms / 1000:.1f} s"
     )
-    assert replayed.cases == large.cases
+    assert replayed.cases == lean.cases == large.cases
     assert ratio <= REST_TARGET

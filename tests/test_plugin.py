@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from benchmarks.pytest_runs import LEAN_PYTEST_ARGS
 from pytest_qualbench.fixtures.discovery import dataset_hash
 from pytest_qualbench.report.build import without_timings
 from pytest_qualbench.report.model import Report
@@ -39,6 +40,17 @@ JSON_ENTRIES = [
         [case("json_001_q1", "p99_latency_ms", ["p99_latency_ms"], ceiling=5)],
         content_type="json",
     ),
+]
+
+
+# A case whose needle is in the second chunk of its entry, asked to rank first.
+RANKED_SECOND = [
+    entry(
+        "txt_001",
+        "cache miss in front\n\nthe cache eviction policy is LRU",
+        [case("txt_001_q1", "cache", ["eviction policy is LRU"], ceiling=1)],
+        content_type="plaintext",
+    )
 ]
 
 
@@ -152,17 +164,7 @@ def test_selection_does_not_change_the_corpus(
 def test_failure_shows_query_expected_actual_and_top_results(
     pytester: pytest.Pytester, write_fixture: WriteFixture
 ) -> None:
-    write_fixture(
-        "plaintext.jsonl",
-        [
-            entry(
-                "txt_001",
-                "cache miss in front\n\nthe cache eviction policy is LRU",
-                [case("txt_001_q1", "cache", ["eviction policy is LRU"], ceiling=1)],
-                content_type="plaintext",
-            )
-        ],
-    )
+    write_fixture("plaintext.jsonl", RANKED_SECOND)
     result = pytester.runpytest("--qualbench", "-k", "txt_001")
     result.assert_outcomes(failed=1, deselected=5)
     result.stdout.fnmatch_lines(
@@ -514,3 +516,23 @@ def test_lint_at_collection_time(pytester: pytest.Pytester, write_fixture: Write
 def test_runs_without_xdist(pytester: pytest.Pytester) -> None:
     """xdist's hooks are optional: the plugin must load where xdist is absent."""
     pytester.runpytest("--qualbench", "-p", "no:xdist").assert_outcomes(passed=5)
+
+
+@pytest.mark.usefixtures("bench")
+def test_runs_with_pytests_per_test_work_switched_off(
+    pytester: pytest.Pytester, write_fixture: WriteFixture
+) -> None:
+    """What README ("Tens of thousands of cases") suggests switching off in a large run
+    (pytest's failure summary, log and output capture, the fault, thread and unraisable
+    exception checks): the plugin leans on none of it. Outcomes, the failure and the
+    report stay."""
+    write_fixture("plaintext.jsonl", RANKED_SECOND)
+    result = pytester.runpytest("--qualbench", *LEAN_PYTEST_ARGS)
+    result.assert_outcomes(passed=5, failed=1)
+    # --tb=line's one line for the failure, where its account would have been.
+    result.stdout.fnmatch_lines(["bench_fixtures/plaintext.jsonl:1: rank 2 > ceiling 1"])
+    report = read_report(pytester)
+    assert len(report["cases"]) == 6
+    assert report["failures"] == [
+        {"case_id": "txt_001_q1", "type": "rank", "expected": 1, "actual": 2}
+    ]
