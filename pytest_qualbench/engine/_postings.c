@@ -1292,6 +1292,14 @@ static PyObject *visible_chunks(const IdBits *bits, Py_ssize_t words, const uint
     return result;
 }
 
+/* Whether word `w` is one of `word_count` and its chunk list offsets[w]:offsets[w + 1]
+ * lies within the `chunk_count` chunk rows. */
+static int word_in_range(const int64_t *offsets, Py_ssize_t word_count, Py_ssize_t chunk_count,
+                         int64_t w) {
+    return w >= 0 && w < word_count && offsets[w] >= 0 && offsets[w] <= offsets[w + 1] &&
+           offsets[w + 1] <= chunk_count;
+}
+
 PyDoc_STRVAR(chunks_holding_doc,
 "chunks_holding(offsets, chunks, words, group_ends, visible) -> (bytearray, bytearray)\n\n"
 "Word w is in chunks[offsets[w]:offsets[w + 1]]; the words are grouped, group g being\n"
@@ -1326,9 +1334,7 @@ static PyObject *chunks_holding(PyObject *module, PyObject *args) {
         }
         some_group_empty |= groups.end[group] == at;
         for (; at < groups.end[group]; at++) {
-            int64_t w = groups.word[at];
-            if (w < 0 || w >= word_count || groups.offset[w] < 0 ||
-                groups.offset[w] > groups.offset[w + 1] || groups.offset[w + 1] > chunks.shape[0]) {
+            if (!word_in_range(groups.offset, word_count, chunks.shape[0], groups.word[at])) {
                 PyErr_SetString(PyExc_ValueError, "a word's chunk postings are out of range");
                 goto done;
             }
@@ -1392,6 +1398,91 @@ done:
     PyBuffer_Release(&words);
     PyBuffer_Release(&ends);
     PyBuffer_Release(&visible);
+    return result;
+}
+
+PyDoc_STRVAR(words_first_doc,
+"words_first(offsets, chunks, words, docs, scores) -> (bytearray, bytearray)\n\n"
+"Word w is in chunks[offsets[w]:offsets[w + 1]] (ascending). The ranking `docs` (int64)\n"
+"with its `scores` (float64), the docs in the chunks of every one of the `words` (int64)\n"
+"moved before the others, each part in its order: the docs and scores, as int64 and\n"
+"float64.");
+
+/* The trigram layer's ranking, its chunks holding every query word as a word of their
+ * own first (`TrigramLayer.search`): its at most `depth` docs, sorted, are searched for
+ * in each word's chunk list, with no set the size of the corpus. */
+static PyObject *words_first(PyObject *module, PyObject *args) {
+    PyObject *offsets_object, *chunks_object, *words_object, *docs_object, *scores_object;
+    if (!PyArg_ParseTuple(args, "OOOOO", &offsets_object, &chunks_object, &words_object,
+                          &docs_object, &scores_object))
+        return NULL;
+    Py_buffer offsets = {0}, chunks = {0}, words = {0}, docs = {0}, scores = {0};
+    PyObject *result = NULL, *docs_out = NULL, *scores_out = NULL;
+    uint8_t *held = NULL;
+    KeySize *by_doc = NULL;
+    if (buffer_of(offsets_object, &offsets, 'q', 0, "offsets") < 0) goto done;
+    if (buffer_of(chunks_object, &chunks, 'i', 0, "chunks") < 0) goto done;
+    if (buffer_of(words_object, &words, 'q', 0, "words") < 0) goto done;
+    if (buffer_of(docs_object, &docs, 'q', 0, "docs") < 0) goto done;
+    if (buffer_of(scores_object, &scores, 'd', 0, "scores") < 0) goto done;
+    const int64_t *offset = offsets.buf, *word = words.buf, *doc = docs.buf;
+    const int32_t *chunk = chunks.buf;
+    const double *score = scores.buf;
+    Py_ssize_t word_count = offsets.shape[0] - 1, count = docs.shape[0];
+    if (scores.shape[0] != count) {
+        PyErr_SetString(PyExc_ValueError, "scores differ from the docs in length");
+        goto done;
+    }
+    for (Py_ssize_t at = 0; at < words.shape[0]; at++) {
+        if (!word_in_range(offset, word_count, chunks.shape[0], word[at])) {
+            PyErr_SetString(PyExc_ValueError, "a word's chunk postings are out of range");
+            goto done;
+        }
+    }
+    held = PyMem_Malloc((size_t)count + 1);
+    by_doc = PyMem_Malloc(((size_t)count + 1) * sizeof(KeySize));
+    docs_out = PyByteArray_FromStringAndSize(NULL, count * (Py_ssize_t)sizeof(int64_t));
+    scores_out = PyByteArray_FromStringAndSize(NULL, count * (Py_ssize_t)sizeof(double));
+    if (held == NULL || by_doc == NULL || docs_out == NULL || scores_out == NULL) {
+        if (held == NULL || by_doc == NULL) PyErr_NoMemory();
+        goto done;
+    }
+    /* The docs ascending (a doc as `size`, its place as `key`), so that each word's chunk
+     * list is galloped through once, forward. */
+    for (Py_ssize_t at = 0; at < count; at++) {
+        held[at] = 1;
+        by_doc[at].size = doc[at];
+        by_doc[at].key = at;
+    }
+    qsort(by_doc, (size_t)count, sizeof(KeySize), smaller_first);
+    for (Py_ssize_t k = 0; k < words.shape[0]; k++) {
+        int64_t row = offset[word[k]], end = offset[word[k] + 1];
+        for (Py_ssize_t at = 0; at < count; at++) {
+            if (!held[by_doc[at].key]) continue;
+            row = chunk_galloped(chunk, row, end, by_doc[at].size);
+            held[by_doc[at].key] = row < end && chunk[row] == by_doc[at].size;
+        }
+    }
+    Py_ssize_t first = 0;
+    for (Py_ssize_t at = 0; at < count; at++) first += held[at];
+    int64_t *docs_to = (int64_t *)PyByteArray_AS_STRING(docs_out);
+    double *scores_to = (double *)PyByteArray_AS_STRING(scores_out);
+    for (Py_ssize_t at = 0, before = 0, after = first; at < count; at++) {
+        Py_ssize_t to = held[at] ? before++ : after++;
+        docs_to[to] = doc[at];
+        scores_to[to] = score[at];
+    }
+    result = PyTuple_Pack(2, docs_out, scores_out);
+done:
+    Py_XDECREF(docs_out);
+    Py_XDECREF(scores_out);
+    PyMem_Free(held);
+    PyMem_Free(by_doc);
+    PyBuffer_Release(&offsets);
+    PyBuffer_Release(&chunks);
+    PyBuffer_Release(&words);
+    PyBuffer_Release(&docs);
+    PyBuffer_Release(&scores);
     return result;
 }
 
@@ -1631,11 +1722,11 @@ done:
 
 PyDoc_STRVAR(words_containing_doc,
 "words_containing(keys, local, bounds, segments, dense_at, dense_bits, dense_ranks, words,\n"
-"                 word, few) -> bytearray\n\n"
+"                 word, few) -> (bytearray, int)\n\n"
 "The ids (int64, ascending) of the `words` (a list of str) holding `word` as a\n"
 "substring: those in the postings of all the word's trigrams (`keys` ascending, key k's\n"
 "word ids posting k of local and bounds), narrowed as `narrowed` narrows with `few`,\n"
-"then checked.");
+"then checked; and the id of `word` itself among them (the one as long), or -1.");
 
 static PyObject *words_containing(PyObject *module, PyObject *args) {
     PyObject *keys_object, *local, *bounds, *dense_at, *dense_bits, *dense_ranks, *words, *word;
@@ -1657,6 +1748,7 @@ static PyObject *words_containing(PyObject *module, PyObject *args) {
     if (count < 0) goto done;
     /* Holding the word's trigrams is not holding the word ("cabca" and "abcab"). */
     Py_ssize_t kept = 0;
+    int64_t own = -1;
     for (Py_ssize_t at = 0; at < count; at++) {
         if (found[at] >= PyList_GET_SIZE(words)) {
             PyErr_SetString(PyExc_ValueError, "a word id is out of range");
@@ -1669,10 +1761,17 @@ static PyObject *words_containing(PyObject *module, PyObject *args) {
         }
         int holds = PyUnicode_Contains(candidate, word);
         if (holds < 0) goto done;
+        /* A word holding `word` and as long is `word`. */
+        if (holds && PyUnicode_GET_LENGTH(candidate) == PyUnicode_GET_LENGTH(word)) own = found[at];
         found[kept] = found[at];
         kept += holds;
     }
-    result = PyByteArray_FromStringAndSize((const char *)found, kept * (Py_ssize_t)sizeof(int64_t));
+    PyObject *ids =
+        PyByteArray_FromStringAndSize((const char *)found, kept * (Py_ssize_t)sizeof(int64_t));
+    PyObject *own_id = PyLong_FromLongLong(own);
+    if (ids != NULL && own_id != NULL) result = PyTuple_Pack(2, ids, own_id);
+    Py_XDECREF(ids);
+    Py_XDECREF(own_id);
 done:
     PyMem_Free(trigrams);
     PyMem_Free(found);
@@ -1767,6 +1866,7 @@ static PyMethodDef methods[] = {
     {"best_of", best_of, METH_VARARGS, best_of_doc},
     {"best_of_any", best_of_any, METH_VARARGS, best_of_any_doc},
     {"chunks_holding", chunks_holding, METH_VARARGS, chunks_holding_doc},
+    {"words_first", words_first, METH_VARARGS, words_first_doc},
     {"add_scores", add_scores, METH_VARARGS, add_scores_doc},
     {"narrowed", narrowed, METH_VARARGS, narrowed_doc},
     {"fused", fused, METH_VARARGS, fused_doc},

@@ -85,6 +85,14 @@ def fused(
     limit: int,
     /,
 ) -> tuple[bytearray, bytearray, bytearray]: ...
+def words_first(
+    offsets: npt.NDArray[np.int64],
+    chunks: npt.NDArray[np.int32],
+    words: npt.NDArray[np.int64],
+    docs: npt.NDArray[np.int64],
+    scores: npt.NDArray[np.float64],
+    /,
+) -> tuple[bytearray, bytearray]: ...
 def trigram_ids(keys: npt.NDArray[np.int64], word: str, /) -> list[int]: ...
 def words_containing(
     keys: npt.NDArray[np.int64],
@@ -98,7 +106,7 @@ def words_containing(
     word: str,
     few: int,
     /,
-) -> bytearray: ...
+) -> tuple[bytearray, int]: ...
 def known_terms(
     bounds: npt.NDArray[np.int64],
     segments: int,

@@ -103,6 +103,8 @@ class Engine:
                 "bm25_b": self.b,
                 "min_word_chars": MIN_TRIGRAM_WORD_CHARS,
                 "match": "chunks with every word as a case-insensitive substring, then any word",
+                "order": "the best depth_per_layer chunks with every word by bm25, those"
+                " holding each as a whole word moved first",
             },
             "fusion": {
                 "method": "weighted rrf plus score gaps",

@@ -25,7 +25,7 @@ import numpy.typing as npt
 from pytest_qualbench.engine import _postings
 from pytest_qualbench.engine.analysis import haystack, word_runs
 from pytest_qualbench.engine.block_postings import Block, block_of, counted, merged
-from pytest_qualbench.engine.bm25 import DocIds, Mask
+from pytest_qualbench.engine.bm25 import DocIds, Floats, Mask
 from pytest_qualbench.engine.segmented_ids import DENSE_ARRAY_NAMES, SegmentedIds, ascending_runs
 from pytest_qualbench.engine.split import FirstSeenIds, Split, SplitBlock
 from pytest_qualbench.engine.trigram_postings import trigram_postings
@@ -48,6 +48,18 @@ ARRAY_NAMES = (
 
 
 @dataclass(frozen=True)
+class Holding:
+    """The visible chunks holding a query's words, each list ascending (`ChunkWords.holding`)."""
+
+    # Those holding every word as a substring.
+    every: DocIds
+    # When none holds every word, those holding any; else empty.
+    any: DocIds
+    # Each word's own id among the words, -1 for one no chunk holds as a word of its own.
+    own: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class ChunkWords:
     """The distinct words of the chunks (`words`, by first sight) and where they occur.
 
@@ -65,28 +77,47 @@ class ChunkWords:
 
     def containing(self, word: str) -> DocIds:
         """The ids of the words holding `word` (of 3+ characters) as a substring, ascending."""
-        return np.frombuffer(self._containing(word), dtype=np.int64)
+        return np.frombuffer(self._containing(word)[0], dtype=np.int64)
 
-    def holding(self, words: Sequence[str], visible: Mask) -> tuple[DocIds, DocIds]:
+    def holding(self, words: Sequence[str], visible: Mask) -> Holding:
         """The visible chunks holding every one of `words` (each of 3+ characters) as a
-        substring, ascending; when none does, those holding any (else no chunk).
+        substring, ascending; when none does, those holding any (else no chunk); and each
+        word's own id.
 
         The containing words' postings are walked in compiled code
         (`_postings.chunks_holding`), one bit a chunk, with no union sorted.
         """
-        groups = [self._containing(word) for word in words]
-        ends = itertools.accumulate(len(group) // WORD_ID_BYTES for group in groups)
+        found = [self._containing(word) for word in words]
+        ends = itertools.accumulate(len(ids) // WORD_ID_BYTES for ids, _ in found)
         every, any_ = _postings.chunks_holding(
             self.offsets,
             self.chunks,
-            np.frombuffer(b"".join(groups), dtype=np.int64),
-            np.fromiter(ends, dtype=np.int64, count=len(groups)),
+            np.frombuffer(b"".join(ids for ids, _ in found), dtype=np.int64),
+            np.fromiter(ends, dtype=np.int64, count=len(found)),
             visible,
         )
-        return np.frombuffer(every, dtype=np.int64), np.frombuffer(any_, dtype=np.int64)
+        return Holding(
+            np.frombuffer(every, dtype=np.int64),
+            np.frombuffer(any_, dtype=np.int64),
+            tuple(own for _, own in found),
+        )
 
-    def _containing(self, word: str) -> bytearray:
-        """`containing` as int64 bytes: found, narrowed and checked in one compiled call
+    def words_first(
+        self, own: Sequence[int], docs: DocIds, scores: Floats
+    ) -> tuple[DocIds, Floats]:
+        """The ranking `docs` (with its `scores`), the chunks holding every word whose own
+        id is in `own` (`Holding.own`) as a word of its own moved first, each part in its
+        order; as it is when some word is in no chunk as a word of its own."""
+        if min(own, default=-1) < 0 or len(docs) < 2:
+            return docs, scores
+        moved, moved_scores = _postings.words_first(
+            self.offsets, self.chunks, np.array(own, dtype=np.int64), docs, scores
+        )
+        return np.frombuffer(moved, dtype=np.int64), np.frombuffer(moved_scores, dtype=np.float64)
+
+    def _containing(self, word: str) -> tuple[bytearray, int]:
+        """`containing` as int64 bytes, and the id of `word` itself (-1 when no chunk holds
+        it as a word): found, narrowed and checked in one compiled call
         (`_postings.words_containing`), as a query's words' lookups were a tenth of it."""
         return _postings.words_containing(
             self.keys,

@@ -82,14 +82,20 @@ class TrigramLayer:
 
     def search(self, query: str, visible: Mask, depth: int) -> LayerRanking:
         """Ranked doc ids among the visible ones: those holding every word, or when none
-        does, those holding any."""
+        does, those holding any.
+
+        Of the best `depth` holding every word, the ones holding each as a word of its own
+        come first: `cache` standing alone answers a query for it more surely than
+        `cache` inside `poolcache` does (docs/engine.md, "Trigram layer").
+        """
         words = self.query_words(query)
         if not words:
             return LayerRanking(np.empty(0, dtype=np.int64), 0, np.empty(0))
         terms = list(dict.fromkeys(term for word in words for term in self.term_ids(word)))
-        every, any_ = self.words.holding(words, visible)
-        if not len(every):
-            any_docs, any_scores = self.best(any_, terms, depth)
+        holding = self.words.holding(words, visible)
+        if not len(holding.every):
+            any_docs, any_scores = self.best(holding.any, terms, depth)
             return LayerRanking(any_docs, 0, any_scores)
-        docs, scores = self.best(every, terms, depth)
+        docs, scores = self.best(holding.every, terms, depth)
+        docs, scores = self.words.words_first(holding.own, docs, scores)
         return LayerRanking(docs, len(docs), scores)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from random import Random
 from typing import cast
 
 import numpy as np
@@ -59,22 +60,47 @@ def expected_chunks_per_word(chunks: list[Chunk]) -> dict[str, set[int]]:
 
 
 def holding(words: ChunkWords, word: str) -> list[int]:
-    every, _ = words.holding([word], np.ones(words.chunk_count, dtype=bool))
-    held: list[int] = every.tolist()
+    held: list[int] = words.holding([word], np.ones(words.chunk_count, dtype=bool)).every.tolist()
     return held
+
+
+def words_first(words: ChunkWords, query: list[str], docs: list[int]) -> list[int]:
+    """The ranking `docs`, those holding every word of `query` as a word of their own first."""
+    own = words.holding(query, np.ones(words.chunk_count, dtype=bool)).own
+    ranked = np.array(docs, dtype=np.int64)
+    moved, scores = words.words_first(own, ranked, -ranked.astype(np.float64))
+    # Each doc keeps its score.
+    assert scores.tolist() == (-moved.astype(np.float64)).tolist()
+    kept: list[int] = moved.tolist()
+    return kept
 
 
 def test_holding_every_word_then_any_among_the_visible() -> None:
     words = words_of("cache pool", "cachel", "pool", "poolcache", "other")
     shown = np.ones(5, dtype=bool)
-    every, any_ = words.holding(["cache", "pool"], shown)
+    held = words.holding(["cache", "pool"], shown)
     # Chunk 3's one word holds both; no list of the any-word fallback when some hold all.
-    assert (every.tolist(), any_.tolist()) == ([0, 3], [])
+    assert (held.every.tolist(), held.any.tolist()) == ([0, 3], [])
+    # Each query word's own id: "cache" is word 0, "pool" word 1.
+    assert held.own == (0, 1)
     shown[3] = False
-    assert words.holding(["cache", "pool"], shown)[0].tolist() == [0]
-    every, any_ = words.holding(["cachel", "pool"], shown)
-    assert (every.tolist(), any_.tolist()) == ([], [0, 1, 2])
-    assert [found.tolist() for found in words.holding(["zzz"], shown)] == [[], []]
+    assert words.holding(["cache", "pool"], shown).every.tolist() == [0]
+    held = words.holding(["cachel", "pool"], shown)
+    assert (held.every.tolist(), held.any.tolist()) == ([], [0, 1, 2])
+    held = words.holding(["zzz", "oolcach"], shown)
+    assert (held.every.tolist(), held.any.tolist(), held.own) == ([], [], (-1, -1))
+
+
+def test_words_first_moves_chunks_holding_each_word_of_their_own_up() -> None:
+    words = words_of("poolcache pool", "cache pool", "cache_pool", "pool", "Cache POOL.")
+    # "cache_pool" is one word (`\w` holds the underscore); case folds away. Chunks 1 and
+    # 4 hold both words as words, in the ranking's order; the rest follow in theirs.
+    assert words_first(words, ["cache", "pool"], [2, 4, 0, 1]) == [4, 1, 2, 0]
+    assert words_first(words, ["pool"], [2, 0, 3]) == [0, 3, 2]
+    # A word no chunk holds as a word of its own ("poolcach" only inside "poolcache"):
+    # the ranking stays as it is.
+    assert words_first(words, ["poolcach"], [2, 0]) == [2, 0]
+    assert words_first(words, ["poolcache", "cache"], [1, 0]) == [1, 0]
 
 
 def test_words_are_numbered_by_first_sight_with_ascending_chunks() -> None:
@@ -192,6 +218,25 @@ def test_holding_equals_a_substring_of_the_haystack(texts: list[str], word: str)
     assert trigram.knows(word) == bool(expected)
 
 
+@given(
+    st.lists(st.text("ab cB\u0130\u00df\u4e2d_", max_size=12), min_size=1, max_size=6),
+    st.lists(st.text("abc", min_size=3, max_size=4), min_size=1, max_size=3),
+    st.randoms(use_true_random=False),
+)
+def test_words_first_moves_the_chunks_whose_runs_hold_every_word(
+    texts: list[str], query: list[str], random: Random
+) -> None:
+    chunks = [chunk(text, title=text[:3], position=number) for number, text in enumerate(texts)]
+    words = built(chunks)
+    ranking = list(range(len(chunks)))
+    random.shuffle(ranking)
+    distinct = list(dict.fromkeys(query))
+    runs = [set(re.findall(r"\w+", haystack(each))) for each in chunks]
+    whole = [doc for doc in ranking if set(distinct) <= runs[doc]]
+    expected = [*whole, *(doc for doc in ranking if doc not in whole)]
+    assert words_first(words, distinct, ranking) == expected
+
+
 def stored_arrays(words: ChunkWords) -> dict[str, np.ndarray]:
     return {name: array.copy() for name, array in words.arrays().items()}
 
@@ -277,12 +322,63 @@ def test_chunks_holding_is_the_set_of_chunks_it_stands_for(
     assert np.frombuffer(any_, dtype=np.int64).tolist() == expected_any
 
 
+@settings(max_examples=100, deadline=None)
+@given(
+    chunk_count=st.sampled_from([1, 40, 65, 3000]),
+    seed=st.integers(0, 2**32 - 1),
+    words=st.lists(st.integers(0, 5), max_size=4),
+    densities=st.lists(st.sampled_from([0.002, 0.05, 0.5, 1.0]), min_size=6, max_size=6),
+    ranked=st.integers(0, 100),
+)
+def test_words_first_is_a_stable_partition_by_every_words_chunks(
+    chunk_count: int, seed: int, words: list[int], densities: list[float], ranked: int
+) -> None:
+    rng = np.random.default_rng(seed)
+    word_chunks = [
+        np.flatnonzero(rng.random(chunk_count) < density).astype(np.int32) for density in densities
+    ]
+    docs = rng.permutation(chunk_count)[:ranked].astype(np.int64)
+    scores = rng.random(len(docs))
+    moved, moved_scores = _postings.words_first(
+        np.concatenate(([0], np.cumsum([len(chunks) for chunks in word_chunks]))),
+        np.concatenate(word_chunks),
+        np.array(words, dtype=np.int64),
+        docs,
+        scores,
+    )
+    held = [set(word_chunks[word].tolist()) for word in words]
+    first = [at for at, doc in enumerate(docs.tolist()) if all(doc in each for each in held)]
+    order = [*first, *(at for at in range(len(docs)) if at not in first)]
+    assert np.frombuffer(moved, dtype=np.int64).tolist() == docs[order].tolist()
+    assert np.frombuffer(moved_scores, dtype=np.float64).tolist() == scores[order].tolist()
+
+
+def test_words_first_refuses_words_out_of_range_and_scores_of_another_length() -> None:
+    offsets = np.array([0, 2, 3], dtype=np.int64)
+    chunks = np.array([0, 2, 1], dtype=np.int32)
+    docs = np.array([1, 2, 0], dtype=np.int64)
+    scores = np.array([3.0, 2.0, 1.0])
+    moved, _ = _postings.words_first(offsets, chunks, np.array([0]), docs, scores)
+    assert np.frombuffer(moved, dtype=np.int64).tolist() == [2, 0, 1]
+    for word in (2, -1):
+        with pytest.raises(ValueError, match="postings are out of range"):
+            _postings.words_first(offsets, chunks, np.array([word]), docs, scores)
+    past_the_chunks = np.array([0, 2, 4], dtype=np.int64)
+    with pytest.raises(ValueError, match="postings are out of range"):
+        _postings.words_first(past_the_chunks, chunks, np.array([1]), docs, scores)
+    with pytest.raises(ValueError, match="scores differ"):
+        _postings.words_first(offsets, chunks, np.array([0]), docs, scores[:2])
+
+
 def test_words_containing_refuses_word_ids_past_the_words_and_words_not_str() -> None:
     words = words_of("cabca", "xabcabx")
     index = (words.keys, *words.word_ids.walked())
-    # "cabca" holds every trigram of "abcab" but not the word: only word 1 is kept.
-    found = _postings.words_containing(*index, words.words, "abcab", 32)
-    assert np.frombuffer(found, dtype=np.int64).tolist() == [1]
+    # "cabca" holds every trigram of "abcab" but not the word: only word 1 is kept, and
+    # no word is "abcab" itself.
+    found, own = _postings.words_containing(*index, words.words, "abcab", 32)
+    assert (np.frombuffer(found, dtype=np.int64).tolist(), own) == ([1], -1)
+    found, own = _postings.words_containing(*index, words.words, "cabca", 32)
+    assert (np.frombuffer(found, dtype=np.int64).tolist(), own) == ([0], 0)
     with pytest.raises(ValueError, match="word id is out of range"):
         _postings.words_containing(*index, words.words[:1], "abcab", 32)
     not_str = cast(list[str], [b"cabca", b"xabcabx"])

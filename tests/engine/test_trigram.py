@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 import numpy as np
@@ -43,6 +44,20 @@ def test_all_words_first_then_any_word() -> None:
     assert sorted(trigram.search("alpha gamma", EVERY_DOC, 10).docs.tolist()) == [0, 1]
 
 
+def test_chunks_holding_the_words_as_words_rank_first() -> None:
+    # Doc 2 holds "cache" four times over, but only inside longer words: by BM25 over the
+    # trigrams it is the best, yet the chunks holding "cache" itself come first.
+    trigram = layer("cache", "the cache here", "poolcache cachemap lrucache cacheline")
+    assert trigram.index.scores(term_ids_of(trigram, ["cache"]), np.array([2])).tolist() > [
+        trigram.index.scores(term_ids_of(trigram, ["cache"]), np.array([1])).tolist()[0]
+    ]
+    ranking = trigram.search("cache", EVERY_DOC, 10)
+    assert ranking.docs.tolist() == [0, 1, 2]
+    assert ranking.matched_in_full == 3
+    # The best `depth` by BM25 are re-ranked: at depth 2 those are docs 2 and 0.
+    assert trigram.search("cache", EVERY_DOC, 2).docs.tolist() == [0, 2]
+
+
 def test_words_under_three_characters_are_ignored() -> None:
     assert layer("ab cd", "x", "y").search("ab cd", EVERY_DOC, 10).docs.tolist() == []
 
@@ -75,6 +90,12 @@ def ranked_by_checking_every_doc(
     scores = trigram.index.scores(terms, holding)
     ranked: DocIds = holding[np.lexsort((holding, -scores))]
     return ranked
+
+
+def words_first(ranked: list[int], texts: list[str], words: list[str]) -> list[int]:
+    """The ranking, the docs holding every word as a word of their own moved first."""
+    whole = [doc for doc in ranked if set(words) <= set(re.findall(r"\w+", texts[doc]))]
+    return [*whole, *(doc for doc in ranked if doc not in whole)]
 
 
 @given(
@@ -112,11 +133,14 @@ def test_search_equals_checking_every_doc_then_ranking(
     visible = np.ones(len(texts), dtype=bool)
     query = " ".join(words)
     distinct = trigram.query_words(query)
-    expected = ranked_by_checking_every_doc(trigram, texts, distinct, all)
-    if not len(expected):
-        expected = ranked_by_checking_every_doc(trigram, texts, distinct, any)
+    every = ranked_by_checking_every_doc(trigram, texts, distinct, all)
+    if len(every):
+        # The best `depth`, those holding the words as words first.
+        expected = words_first(every[:depth].tolist(), texts, distinct)
+    else:
+        expected = ranked_by_checking_every_doc(trigram, texts, distinct, any)[:depth].tolist()
     ranking = trigram.search(query, visible, depth)
-    assert ranking.docs.tolist() == expected[:depth].tolist()
+    assert ranking.docs.tolist() == expected
     # Each doc's score is its BM25 over the query's trigrams, as fusion weighs it.
     terms = list(dict.fromkeys(term for word in distinct for term in trigram.term_ids(word)))
     ascending = np.argsort(ranking.docs)
