@@ -1510,17 +1510,60 @@ static FusedDoc *fused_doc_of(const FusedDocs *docs, int64_t doc) {
     return &docs->slots[at];
 }
 
+/* numpy's pairwise summation of doubles, order for order (numpy/_core/src/umath/
+ * loops_utils.h.src, `pairwise_sum`): below 8 values one by one from 0.0, up to 128 in
+ * eight interleaved partial sums, longer halved at a multiple of 8. It is what
+ * `np.add.reduce` adds a contiguous float64 array with, so sums match numpy's to the bit. */
+static double pairwise_sum(const double *values, Py_ssize_t count) {
+    if (count < 8) {
+        double sum = 0.0;
+        for (Py_ssize_t at = 0; at < count; at++) sum += values[at];
+        return sum;
+    }
+    if (count <= 128) {
+        double partial[8];
+        for (int lane = 0; lane < 8; lane++) partial[lane] = values[lane];
+        Py_ssize_t at = 8;
+        for (; at < count - count % 8; at += 8)
+            for (int lane = 0; lane < 8; lane++) partial[lane] += values[at + lane];
+        double sum = ((partial[0] + partial[1]) + (partial[2] + partial[3])) +
+                     ((partial[4] + partial[5]) + (partial[6] + partial[7]));
+        for (; at < count; at++) sum += values[at];
+        return sum;
+    }
+    Py_ssize_t half = count / 2;
+    half -= half % 8;
+    return pairwise_sum(values, half) + pairwise_sum(values + half, count - half);
+}
+
+/* The scores' population standard deviation as numpy's `std` computes it, to the bit:
+ * the mean by pairwise summation over the count, then the squared deviations summed the
+ * same way, over the count, square-rooted; 0 for no scores. `squares` holds `count`. */
+static double spread_of(const double *scores, Py_ssize_t count, double *squares) {
+    if (count == 0) return 0.0;
+    double mean = pairwise_sum(scores, count) / (double)count;
+    for (Py_ssize_t at = 0; at < count; at++) {
+        double deviation = scores[at] - mean;
+        squares[at] = deviation * deviation;
+    }
+    return sqrt(pairwise_sum(squares, count) / (double)count);
+}
+
 /* Ranking `layer`'s rows added to `docs`: the doc at rank r (from 1) gets
  * weight * (1 / (k + r) + gap_weight * gap), the RRF share (Cormack et al. 2009) plus
  * its score gap: its score above the ranking's lowest over the ranking's spread
- * (z-score normalisation shifted to the lowest, Montague and Aslam 2001; no gaps for a
- * spread of 0). ValueError (-1) when the ranking lists a doc twice. */
+ * (`spread_of`; z-score normalisation shifted to the lowest, Montague and Aslam 2001; no
+ * gaps for a spread of 0). `squares` holds `count`. ValueError (-1) when the ranking
+ * lists a doc twice. */
 static int ranking_added(FusedDocs *docs, Py_ssize_t layer, const int64_t *ranked,
-                         const double *scores, Py_ssize_t count, double spread, double weight,
-                         Py_ssize_t full, Py_ssize_t k, double gap_weight) {
-    double lowest = INFINITY;
-    for (Py_ssize_t at = 0; gap_weight != 0.0 && at < count; at++)
-        lowest = scores[at] < lowest ? scores[at] : lowest;
+                         const double *scores, Py_ssize_t count, double weight, Py_ssize_t full,
+                         Py_ssize_t k, double gap_weight, double *squares) {
+    double lowest = INFINITY, spread = 0.0;
+    if (gap_weight != 0.0) {
+        for (Py_ssize_t at = 0; at < count; at++)
+            lowest = scores[at] < lowest ? scores[at] : lowest;
+        spread = spread_of(scores, count, squares);
+    }
     uint64_t bit = (uint64_t)1 << layer;
     for (Py_ssize_t at = 0; at < count; at++) {
         double share = 1.0 / (double)(k + at + 1);
@@ -1541,17 +1584,17 @@ static int ranking_added(FusedDocs *docs, Py_ssize_t layer, const int64_t *ranke
 }
 
 PyDoc_STRVAR(fused_doc,
-"fused(rankings, k, gap_weight, limit) -> (bytearray, bytearray, bytearray)\n\n"
+"fused(rankings, k, gap_weight, limit) -> (list[int], list[float], list[int])\n\n"
 "Weighted Reciprocal Rank Fusion of at most 63 rankings, each a tuple (docs, scores,\n"
-"spread, weight, full): docs (int64, each once) best first, their scores (float64; read\n"
-"only when gap_weight is not 0) and the scores' standard deviation, the ranking's\n"
-"weight, and how many of its first docs match the query in full. The doc at rank r\n"
-"(from 1) gets weight * (1 / (k + r) + gap_weight * gap), gap = (score - the lowest\n"
-"score) / spread (0 when spread is not positive), added to its fused score from +0.0\n"
-"ranking by ranking. Returns the best `limit` docs (all when limit < 0), best first,\n"
-"equal scores by doc id: their ids (int64), fused scores (float64) and the rankings\n"
-"that found each (uint64, bit i for ranking i): those matching it in full when any\n"
-"does, else every ranking holding it.");
+"weight, full): docs (int64, each once) best first, their scores (float64; read only\n"
+"when gap_weight is not 0), the ranking's weight, and how many of its first docs match\n"
+"the query in full. The doc at rank r (from 1) gets weight * (1 / (k + r) + gap_weight\n"
+"* gap), gap = (score - the lowest score) / spread, the spread being the scores'\n"
+"population standard deviation as numpy's std computes it (no gaps when it is 0),\n"
+"added to its fused score from +0.0 ranking by ranking. Returns the best `limit` docs\n"
+"(all when limit < 0), best first, equal scores by doc id: their ids, fused scores and\n"
+"the rankings that found each (bit i for ranking i): those matching it in full when\n"
+"any does, else every ranking holding it.");
 
 static PyObject *fused(PyObject *module, PyObject *args) {
     PyObject *rankings_object;
@@ -1560,15 +1603,15 @@ static PyObject *fused(PyObject *module, PyObject *args) {
     if (!PyArg_ParseTuple(args, "Ondn", &rankings_object, &k, &gap_weight, &limit)) return NULL;
     PyObject *rankings = PySequence_Fast(rankings_object, "rankings: expected a sequence");
     if (rankings == NULL) return NULL;
-    Py_ssize_t layer_count = PySequence_Fast_GET_SIZE(rankings), count = 0, held = 0;
+    Py_ssize_t layer_count = PySequence_Fast_GET_SIZE(rankings), count = 0, longest = 0, held = 0;
     Py_buffer *views = PyMem_Calloc((size_t)layer_count * 2 + 1, sizeof(Py_buffer));
-    double *spreads = PyMem_Calloc((size_t)layer_count + 1, sizeof(double));
     double *weights = PyMem_Calloc((size_t)layer_count + 1, sizeof(double));
     Py_ssize_t *full = PyMem_Calloc((size_t)layer_count + 1, sizeof(Py_ssize_t));
     FusedDocs docs = {NULL, 0};
     Scored *heap = NULL;
+    double *squares = NULL;
     PyObject *ids = NULL, *scores = NULL, *found = NULL, *result = NULL;
-    if (views == NULL || spreads == NULL || weights == NULL || full == NULL) {
+    if (views == NULL || weights == NULL || full == NULL) {
         PyErr_NoMemory();
         goto done;
     }
@@ -1578,9 +1621,8 @@ static PyObject *fused(PyObject *module, PyObject *args) {
     }
     for (; held < layer_count; held++) {
         PyObject *docs_object, *scores_object;
-        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(rankings, held), "OOddn;a ranking",
-                              &docs_object, &scores_object, &spreads[held], &weights[held],
-                              &full[held]))
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(rankings, held), "OOdn;a ranking",
+                              &docs_object, &scores_object, &weights[held], &full[held]))
             goto done;
         if (buffer_of(docs_object, &views[2 * held], 'q', 0, "docs") < 0) goto done;
         if (buffer_of(scores_object, &views[2 * held + 1], 'd', 0, "scores") < 0) {
@@ -1588,6 +1630,7 @@ static PyObject *fused(PyObject *module, PyObject *args) {
             goto done;
         }
         count += views[2 * held].shape[0];
+        longest = views[2 * held].shape[0] > longest ? views[2 * held].shape[0] : longest;
     }
     for (Py_ssize_t layer = 0; layer < layer_count; layer++) {
         if (full[layer] < 0) {
@@ -1603,14 +1646,15 @@ static PyObject *fused(PyObject *module, PyObject *args) {
     while (capacity < 2 * (uint64_t)count) capacity <<= 1;
     docs.slots = PyMem_Calloc((size_t)capacity, sizeof(FusedDoc));
     docs.mask = capacity - 1;
-    if (docs.slots == NULL) {
+    squares = PyMem_Malloc(((size_t)longest + 1) * sizeof(double));
+    if (docs.slots == NULL || squares == NULL) {
         PyErr_NoMemory();
         goto done;
     }
     for (Py_ssize_t layer = 0; layer < layer_count; layer++)
         if (ranking_added(&docs, layer, views[2 * layer].buf, views[2 * layer + 1].buf,
-                          views[2 * layer].shape[0], spreads[layer], weights[layer], full[layer],
-                          k, gap_weight) < 0)
+                          views[2 * layer].shape[0], weights[layer], full[layer], k, gap_weight,
+                          squares) < 0)
             goto done;
     /* The best `limit` (equal scores by doc id), best first. */
     Py_ssize_t depth = limit >= 0 && limit < count ? limit : count, size = 0;
@@ -1625,15 +1669,26 @@ static PyObject *fused(PyObject *module, PyObject *args) {
             size = heap_pushed(heap, size, depth, scored);
         }
     qsort(heap, (size_t)size, sizeof(Scored), best_first);
-    ids = PyByteArray_FromStringAndSize(NULL, size * (Py_ssize_t)sizeof(int64_t));
-    scores = PyByteArray_FromStringAndSize(NULL, size * (Py_ssize_t)sizeof(double));
-    found = PyByteArray_FromStringAndSize(NULL, size * (Py_ssize_t)sizeof(uint64_t));
+    /* Lists, not arrays: a query reads its ten docs one by one, and numpy's `tolist` of
+     * each column cost more than the fusion itself. */
+    ids = PyList_New(size);
+    scores = PyList_New(size);
+    found = PyList_New(size);
     if (ids == NULL || scores == NULL || found == NULL) goto done;
     for (Py_ssize_t at = 0; at < size; at++) {
         const FusedDoc *doc = fused_doc_of(&docs, heap[at].doc);
-        ((int64_t *)PyByteArray_AS_STRING(ids))[at] = doc->doc;
-        ((double *)PyByteArray_AS_STRING(scores))[at] = doc->score;
-        ((uint64_t *)PyByteArray_AS_STRING(found))[at] = doc->matched ? doc->matched : doc->ranked;
+        PyObject *id = PyLong_FromLongLong(doc->doc);
+        PyObject *score = PyFloat_FromDouble(doc->score);
+        PyObject *bits = PyLong_FromUnsignedLongLong(doc->matched ? doc->matched : doc->ranked);
+        if (id == NULL || score == NULL || bits == NULL) {
+            Py_XDECREF(id);
+            Py_XDECREF(score);
+            Py_XDECREF(bits);
+            goto done;
+        }
+        PyList_SET_ITEM(ids, at, id);
+        PyList_SET_ITEM(scores, at, score);
+        PyList_SET_ITEM(found, at, bits);
     }
     result = PyTuple_Pack(3, ids, scores, found);
 done:
@@ -1645,11 +1700,11 @@ done:
     Py_XDECREF(scores);
     Py_XDECREF(found);
     PyMem_Free(views);
-    PyMem_Free(spreads);
     PyMem_Free(weights);
     PyMem_Free(full);
     PyMem_Free(docs.slots);
     PyMem_Free(heap);
+    PyMem_Free(squares);
     Py_DECREF(rankings);
     return result;
 }

@@ -79,12 +79,12 @@ def chunks_holding(
     /,
 ) -> tuple[bytearray, bytearray]: ...
 def fused(
-    rankings: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], float, float, int]],
+    rankings: list[tuple[npt.NDArray[np.int64], npt.NDArray[np.float64], float, int]],
     k: int,
     gap_weight: float,
     limit: int,
     /,
-) -> tuple[bytearray, bytearray, bytearray]: ...
+) -> tuple[list[int], list[float], list[int]]: ...
 def words_first(
     offsets: npt.NDArray[np.int64],
     chunks: npt.NDArray[np.int32],

@@ -260,10 +260,13 @@ class Engine:
         A query most of whose words the corpus knows already says what it wants: an
         unknown word among them is more often a real word the corpus lacks than a typo.
         """
-        words = [word for word in query_words(query) if word not in STOPWORDS]
-        unknown = self._unknown(query)
+        words = query_words(query)
+        unknown = self._unknown(words)
+        searched = [word for word in words if word not in STOPWORDS]
         corrected = (
-            self._corrected(query, unknown) if unknown and 2 * len(unknown) >= len(words) else None
+            self._corrected(query, unknown)
+            if unknown and 2 * len(unknown) >= len(searched)
+            else None
         )
         if corrected is None:
             return self._ranked(query, visible, depth, limit), None
@@ -282,16 +285,19 @@ class Engine:
         A result both find keeps its primary label: it comes first.
         """
         ranked = self._ranked(query, visible, depth, limit)
-        corrected = self._corrected(query, self._unknown(query)) if len(ranked) < limit else None
+        corrected = (
+            self._corrected(query, self._unknown(query_words(query)))
+            if len(ranked) < limit
+            else None
+        )
         if corrected is not None:
             ranked += self._fuzzy_ranked(corrected, visible, depth, limit)
         return ranked, corrected
 
-    def _unknown(self, query: str) -> set[str]:
-        """The query's non-stopwords that no chunk holds (as a word, stem or substring)."""
-        return {
-            word for word in query_words(query) if word not in STOPWORDS and not self._known(word)
-        }
+    def _unknown(self, words: Sequence[str]) -> set[str]:
+        """The query's words (`query_words`) that are no stopwords and that no chunk holds
+        (as a word, stem or substring)."""
+        return {word for word in words if word not in STOPWORDS and not self._known(word)}
 
     def _corrected(self, query: str, unknown: set[str]) -> str | None:
         """The query's words, each of its `unknown` words corrected; None when none changed.

@@ -1,11 +1,10 @@
 """Reciprocal Rank Fusion of the layers' rankings (Cormack, Clarke and Buettcher, 2009),
-optionally with each layer's score gaps added (`score_spread`)."""
+optionally with each layer's score gaps added."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -31,32 +30,15 @@ def trigram_weight(words: int, full_weight_words: int) -> float:
     return 1.0 if words <= full_weight_words else full_weight_words / words
 
 
-def score_spread(scores: npt.NDArray[np.float64]) -> float:
-    """The scores' population standard deviation: the unit of a layer's score gaps.
-
-    A gap is a score's distance above the list's lowest in this unit: z-score
-    normalisation (Montague and Aslam 2001) shifted so that the lowest listed doc,
-    like every doc the list does not hold, counts 0 (`fuse`). Computed as numpy's
-    `std` computes it, to the bit, without its Python wrapper: the mean by
-    `add.reduce`, the squared deviations summed the same way.
-    """
-    count = len(scores)
-    if not count:
-        return 0.0
-    deviations = scores - np.add.reduce(scores) / count
-    np.square(deviations, out=deviations)
-    return math.sqrt(np.add.reduce(deviations) / count)
-
-
 def layer_label(layers: Sequence[str]) -> str:
     """`porter`, `trigram`, or `rrf(porter+trigram)` when several layers found the result."""
     return layers[0] if len(layers) == 1 else f"rrf({'+'.join(layers)})"
 
 
-@dataclass(frozen=True)
-class Fused:
+class Fused(NamedTuple):
     """A document's fused score and its label: the layers that found it, in layer order
-    (`layer_label`).
+    (`layer_label`). A named tuple, not a frozen dataclass: a search makes ten, and a
+    frozen dataclass's `__init__` costs twice as much.
 
     A layer found a doc when it matched the doc in full (`fuse`'s `matched_in_full`);
     a doc no layer matched in full came from the layers' any-term fill, and was
@@ -94,11 +76,14 @@ def fuse(
 
     With `gap_weight` > 0, each ranking's share at a doc also gets `gap_weight` times
     the doc's score gap: its score in `layer_scores[ranking]` less the list's lowest,
-    over `score_spread` of the list (0 when that is 0). RRF alone keeps only the
-    ranks, so a doc far ahead of the next in a layer's scores counts no more than one
-    barely ahead. At 0 the shares are RRF's, bit for bit.
+    over the list's spread (no gap when that is 0). The spread is the scores' population
+    standard deviation, computed as numpy's `std` computes it, to the bit: z-score
+    normalisation (Montague and Aslam 2001) shifted so that the lowest listed doc, like
+    every doc the list does not hold, counts 0. RRF alone keeps only the ranks, so a doc
+    far ahead of the next in a layer's scores counts no more than one barely ahead. At 0
+    the shares are RRF's, bit for bit.
 
-    The sums, the ranking and the labels are computed in compiled code
+    The spreads, the sums, the ranking and the labels are computed in compiled code
     (`_postings.fused`): with numpy they were a sixth of a median query.
     """
     gapped = bool(gap_weight)
@@ -107,7 +92,6 @@ def fuse(
             (
                 np.ascontiguousarray(ranking, dtype=np.int64),
                 layer_scores[position] if gapped else NO_SCORES,
-                score_spread(layer_scores[position]) if gapped else 0.0,
                 weights[position] if weights else 1.0,
                 matched_in_full[position] if matched_in_full else len(ranking),
             )
@@ -121,14 +105,9 @@ def fuse(
     # Two layers make at most three labels: each is made once.
     label_of = {
         bits: layer_label([name for position, name in enumerate(names) if bits >> position & 1])
-        for bits in set(np.frombuffer(found, dtype=np.uint64).tolist())
+        for bits in set(found)
     }
     return [
         Fused(doc, score, label_of[bits])
-        for doc, score, bits in zip(
-            np.frombuffer(docs, dtype=np.int64).tolist(),
-            np.frombuffer(scores, dtype=np.float64).tolist(),
-            np.frombuffer(found, dtype=np.uint64).tolist(),
-            strict=True,
-        )
+        for doc, score, bits in zip(docs, scores, found, strict=True)
     ]

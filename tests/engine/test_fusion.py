@@ -14,7 +14,6 @@ from pytest_qualbench.engine.fusion import (
     fuse,
     layer_label,
     rrf_contribution,
-    score_spread,
     trigram_weight,
 )
 
@@ -179,23 +178,22 @@ def test_full_matches_in_both_layers_are_rrf_and_scores_ignore_matching() -> Non
 
 
 def score_gaps(scores: npt.NDArray[np.float64]) -> list[float]:
-    """Each score's distance above the list's lowest, in standard deviations (0 without spread)."""
-    spread = score_spread(scores)
+    """Each score's distance above the list's lowest, in numpy's population standard
+    deviations of the list (0 without spread)."""
+    spread = float(scores.std()) if len(scores) else 0.0
     return [0.0 if spread <= 0.0 else (score - scores.min()) / spread for score in scores]
 
 
-def test_the_spread_is_the_population_standard_deviation() -> None:
-    # Scores 6, 4, 2: mean 4, population standard deviation sqrt(8/3).
-    assert score_spread(np.array([6.0, 4.0, 2.0])) == pytest.approx(math.sqrt(8 / 3), rel=1e-15)
-    assert score_spread(np.array([3.0, 3.0])) == 0.0
-    assert score_spread(np.empty(0)) == 0.0
-
-
 @given(st.lists(st.floats(0.0, 1e6), max_size=300))
-def test_the_spread_is_numpys_std_to_the_bit(scores: list[float]) -> None:
-    array = np.array(scores, dtype=np.float64)
-    expected = float(array.std()) if scores else 0.0
-    assert score_spread(array) == expected
+def test_the_spread_is_numpys_std_to_the_bit(drawn: list[float]) -> None:
+    # Up to 300 scores: numpy adds more than 128 in halves, fewer than 8 one by one.
+    scores = np.array(sorted(drawn, reverse=True), dtype=np.float64)
+    ranking = list(range(len(scores)))
+    fused = fuse([("porter", ranking)], layer_scores=[scores], gap_weight=1.0)
+    expected = fused_one_at_a_time([("porter", ranking)], [1.0], [score_gaps(scores)], 1.0)
+    assert [(item.doc, item.score) for item in fused] == [
+        (doc, score) for doc, score, _ in expected
+    ]
 
 
 def test_gaps_are_distances_above_the_lowest_in_standard_deviations() -> None:
@@ -210,7 +208,22 @@ def test_gaps_are_distances_above_the_lowest_in_standard_deviations() -> None:
     ]
 
 
+@pytest.mark.parametrize("count", [1, 7, 8, 9, 127, 128, 129, 300, 1000])
+def test_the_spread_is_numpys_std_at_each_of_numpys_summation_sizes(count: int) -> None:
+    # Below 8, 8 to 128, and halved above 128: each of numpy's three ways of adding.
+    scores = np.sort(np.random.default_rng(count).random(count) * 40.0)[::-1].copy()
+    ranking = list(range(count))
+    fused = fuse([("porter", ranking)], layer_scores=[scores], gap_weight=1.0)
+    expected = fused_one_at_a_time([("porter", ranking)], [1.0], [score_gaps(scores)], 1.0)
+    assert [(item.doc, item.score) for item in fused] == [
+        (doc, score) for doc, score, _ in expected
+    ]
+
+
 def test_a_list_without_spread_has_no_gaps() -> None:
+    assert fuse([("porter", [7])], layer_scores=[np.array([5.0])], gap_weight=1.0) == fuse(
+        [("porter", [7])]
+    )
     plain = fuse([("porter", [7, 8])])
     flat = fuse([("porter", [7, 8])], layer_scores=[np.array([3.0, 3.0])], gap_weight=1.0)
     assert flat == plain
