@@ -634,8 +634,9 @@ done:
 }
 
 /* The ids in the postings of `given` keys (none when a key is negative), intersecting
- * from the shortest posting up (ties by key) and stopping once at most `few` are left:
- * a PyMem array in `*found` (NULL when none are), their count, or -1 with an exception. */
+ * from the shortest posting up (ties by key) and stopping once at most `few` are left
+ * (0: the ids in every posting): a PyMem array in `*found` (NULL when none are), their
+ * count, or -1 with an exception. */
 static Py_ssize_t narrowed_ids(const Postings *postings, const int64_t *given,
                                Py_ssize_t given_count, Py_ssize_t few, int64_t **found) {
     int64_t *rows = NULL, *key = PyMem_Malloc(((size_t)given_count + 1) * sizeof(int64_t));
@@ -714,37 +715,6 @@ done:
     PyMem_Free(key);
     PyMem_Free(by_size);
     return filled;
-}
-
-PyDoc_STRVAR(narrowed_doc,
-"narrowed(local, bounds, segments, dense_at, dense_bits, dense_ranks, keys, few)\n"
-"    -> bytearray\n\n"
-"The ids (int64, ascending) in the postings of `keys` (none when a key is negative),\n"
-"intersecting from the shortest posting up (ties by key) and stopping once at most\n"
-"`few` are left.");
-
-static PyObject *narrowed(PyObject *module, PyObject *args) {
-    PyObject *local, *bounds, *dense_at, *dense_bits, *dense_ranks;
-    PyObject *keys_object;
-    Py_ssize_t segments, few;
-    if (!PyArg_ParseTuple(args, "OOnOOOOn", &local, &bounds, &segments, &dense_at, &dense_bits,
-                          &dense_ranks, &keys_object, &few))
-        return NULL;
-    Postings postings;
-    if (postings_of(local, bounds, segments, dense_at, dense_bits, dense_ranks, &postings) < 0)
-        return NULL;
-    Py_buffer keys = {0};
-    int64_t *found = NULL;
-    PyObject *result = NULL;
-    if (buffer_of(keys_object, &keys, 'q', 0, "keys") < 0) goto done;
-    Py_ssize_t count = narrowed_ids(&postings, keys.buf, keys.shape[0], few, &found);
-    if (count < 0) goto done;
-    result = PyByteArray_FromStringAndSize((const char *)found, count * (Py_ssize_t)sizeof(int64_t));
-done:
-    PyMem_Free(found);
-    PyBuffer_Release(&keys);
-    postings_release(&postings);
-    return result;
 }
 
 /* A scored doc; `better` orders by score, then by the lower doc id. */
@@ -1156,40 +1126,59 @@ done:
     return status;
 }
 
-PyDoc_STRVAR(best_of_any_doc,
-"best_of_any(local, bounds, segments, dense_at, dense_bits, dense_ranks, weights, norms,\n"
-"            terms, idfs, query_weights, k1, visible, excluded, depth, bounded)\n"
-"    -> (bytearray, bytearray)\n\n"
-"The `depth` best visible docs in the postings of any of the terms, leaving out the\n"
-"`excluded` (ascending): their ids (int64) and BM25 scores (float64), best first,\n"
-"equal scores by doc id. Each doc's score is its terms' shares added in term order,\n"
-"as add_scores adds them. The docs of all terms but the commonest are scored, then\n"
-"those of the commonest alone; with `bounded` (no share exceeds (k1 + 1) * idf *\n"
-"query weight), that last walk is left out when it cannot reach the best.");
+/* The heap's docs and scores, best first, written from `at` on into `docs` and `scores`. */
+static void sorted_into(Scored *heap, Py_ssize_t size, PyObject *docs, PyObject *scores,
+                        Py_ssize_t at) {
+    if (size == 0) return;
+    qsort(heap, (size_t)size, sizeof(Scored), best_first);
+    for (Py_ssize_t next = 0; next < size; next++) {
+        ((int64_t *)PyByteArray_AS_STRING(docs))[at + next] = heap[next].doc;
+        ((double *)PyByteArray_AS_STRING(scores))[at + next] = heap[next].score;
+    }
+}
 
-static PyObject *best_of_any(PyObject *module, PyObject *args) {
+PyDoc_STRVAR(every_then_any_doc,
+"every_then_any(local, bounds, segments, dense_at, dense_bits, dense_ranks, weights,\n"
+"               norms, terms, idfs, query_weights, k1, keys, visible, depth, fill_below,\n"
+"               bounded) -> (bytearray, bytearray, int)\n\n"
+"A ranking in one call: the `depth` best visible docs in the postings of every one of\n"
+"`keys` (int64; a negative key is held nowhere), ranked as best_of ranks them; when\n"
+"fewer than `fill_below`, then the best of the other visible docs holding any of the\n"
+"terms, up to `depth` in all. The docs of every term but the commonest are scored for\n"
+"those, then those of the commonest alone; with `bounded` (no share exceeds (k1 + 1) *\n"
+"idf * query weight), that last walk is left out when it cannot reach the best. Each\n"
+"score is its terms' shares added in term order, as add_scores adds them. Returns the\n"
+"docs' ids (int64) and scores (float64), each part best first, equal scores by doc id,\n"
+"and how many docs hold every key.");
+
+/* The porter layer's ranking. Its six steps (the intersection, the visible among it,
+ * the terms' IDFs, the ranking, the fill, the join) were six calls from Python, each
+ * paying the interpreter's cold caches after the walk before it (docs/performance.md,
+ * round 10). */
+static PyObject *every_then_any(PyObject *module, PyObject *args) {
     PyObject *local, *bounds, *dense_at, *dense_bits, *dense_ranks;
-    PyObject *weights, *norms, *terms, *idfs, *query_weights, *visible_object;
-    PyObject *excluded_object;
-    Py_ssize_t segments, depth;
+    PyObject *weights, *norms, *terms, *idfs, *query_weights, *keys_object, *visible_object;
+    Py_ssize_t segments, depth, fill_below;
     double k1;
     int bounded;
-    if (!PyArg_ParseTuple(args, "OOnOOOOOOOOdOOnp", &local, &bounds, &segments, &dense_at,
-                          &dense_bits, &dense_ranks, &weights, &norms,
-                          &terms, &idfs, &query_weights, &k1, &visible_object,
-                          &excluded_object, &depth, &bounded))
+    if (!PyArg_ParseTuple(args, "OOnOOOOOOOOdOOnnp", &local, &bounds, &segments, &dense_at,
+                          &dense_bits, &dense_ranks, &weights, &norms, &terms, &idfs,
+                          &query_weights, &k1, &keys_object, &visible_object, &depth,
+                          &fill_below, &bounded))
         return NULL;
     Postings postings;
     if (postings_of(local, bounds, segments, dense_at, dense_bits, dense_ranks, &postings) < 0)
         return NULL;
     Scoring scoring = {0};
-    Py_buffer visible = {0}, excluded = {0};
-    Scored *heap = NULL;
-    PyObject *result = NULL;
+    Py_buffer keys = {0}, visible = {0};
+    int64_t *every = NULL;
+    double *totals = NULL;
+    Scored *heap = NULL, *rest = NULL;
+    PyObject *docs = NULL, *scores = NULL, *result = NULL;
     if (scoring_of(&postings, weights, norms, terms, idfs, query_weights, k1, &scoring) < 0)
         goto done;
+    if (buffer_of(keys_object, &keys, 'q', 0, "keys") < 0) goto done;
     if (buffer_of(visible_object, &visible, '?', 0, "visible") < 0) goto done;
-    if (buffer_of(excluded_object, &excluded, 'q', 0, "excluded") < 0) goto done;
     if (visible.shape[0] != scoring.doc_count) {
         PyErr_SetString(PyExc_ValueError, "visible differs from the norms in length");
         goto done;
@@ -1198,21 +1187,61 @@ static PyObject *best_of_any(PyObject *module, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "a negative depth");
         goto done;
     }
-    heap = PyMem_Calloc((size_t)depth + 1, sizeof(Scored));
+    Py_ssize_t count = narrowed_ids(&postings, keys.buf, keys.shape[0], 0, &every);
+    if (count < 0) goto done;
+    const uint8_t *shown = visible.buf;
+    Py_ssize_t kept = 0;
+    for (Py_ssize_t at = 0; at < count; at++) {
+        if (every[at] >= scoring.doc_count) {
+            PyErr_SetString(PyExc_ValueError, "posting ids out of range");
+            goto done;
+        }
+        every[kept] = every[at];
+        kept += shown[every[at]] != 0;
+    }
+    Py_ssize_t best_depth = depth < kept ? depth : kept, size = 0, rest_size = 0;
+    heap = PyMem_Calloc((size_t)best_depth + 1, sizeof(Scored));
     if (heap == NULL) {
         PyErr_NoMemory();
         goto done;
     }
-    Py_ssize_t size = 0;
-    if (best_of_terms(&postings, &scoring, visible.buf, excluded.buf, excluded.shape[0], depth,
-                      bounded, heap, &size) < 0)
-        goto done;
-    result = ranked_pair(heap, size);
+    if (bounded && best_depth && kept >= PRUNED_CANDIDATES) {
+        if (best_pruned(&postings, &scoring, every, kept, best_depth, heap, &size) < 0) goto done;
+    } else {
+        totals = PyMem_Malloc((size_t)(kept ? kept : 1) * sizeof(double));
+        if (totals == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        if (exact_scores(&postings, &scoring, every, kept, totals) < 0) goto done;
+        size = heaped(every, totals, kept, best_depth, heap);
+    }
+    if (size < fill_below) {
+        rest = PyMem_Calloc((size_t)(depth - size) + 1, sizeof(Scored));
+        if (rest == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        if (best_of_terms(&postings, &scoring, shown, every, kept, depth - size, bounded, rest,
+                          &rest_size) < 0)
+            goto done;
+    }
+    docs = PyByteArray_FromStringAndSize(NULL, (size + rest_size) * (Py_ssize_t)sizeof(int64_t));
+    scores = PyByteArray_FromStringAndSize(NULL, (size + rest_size) * (Py_ssize_t)sizeof(double));
+    if (docs == NULL || scores == NULL) goto done;
+    sorted_into(heap, size, docs, scores, 0);
+    sorted_into(rest, rest_size, docs, scores, size);
+    result = Py_BuildValue("(OOn)", docs, scores, size);
 done:
+    Py_XDECREF(docs);
+    Py_XDECREF(scores);
+    PyMem_Free(every);
+    PyMem_Free(totals);
     PyMem_Free(heap);
+    PyMem_Free(rest);
     scoring_release(&scoring);
+    PyBuffer_Release(&keys);
     PyBuffer_Release(&visible);
-    PyBuffer_Release(&excluded);
     postings_release(&postings);
     return result;
 }
@@ -1780,8 +1809,9 @@ PyDoc_STRVAR(words_containing_doc,
 "                 word, few) -> (bytearray, int)\n\n"
 "The ids (int64, ascending) of the `words` (a list of str) holding `word` as a\n"
 "substring: those in the postings of all the word's trigrams (`keys` ascending, key k's\n"
-"word ids posting k of local and bounds), narrowed as `narrowed` narrows with `few`,\n"
-"then checked; and the id of `word` itself among them (the one as long), or -1.");
+"word ids posting k of local and bounds), intersected from the shortest posting up\n"
+"(ties by key) until at most `few` are left, then checked; and the id of `word`\n"
+"itself among them (the one as long), or -1.");
 
 static PyObject *words_containing(PyObject *module, PyObject *args) {
     PyObject *keys_object, *local, *bounds, *dense_at, *dense_bits, *dense_ranks, *words, *word;
@@ -1919,11 +1949,10 @@ done:
 
 static PyMethodDef methods[] = {
     {"best_of", best_of, METH_VARARGS, best_of_doc},
-    {"best_of_any", best_of_any, METH_VARARGS, best_of_any_doc},
+    {"every_then_any", every_then_any, METH_VARARGS, every_then_any_doc},
     {"chunks_holding", chunks_holding, METH_VARARGS, chunks_holding_doc},
     {"words_first", words_first, METH_VARARGS, words_first_doc},
     {"add_scores", add_scores, METH_VARARGS, add_scores_doc},
-    {"narrowed", narrowed, METH_VARARGS, narrowed_doc},
     {"fused", fused, METH_VARARGS, fused_doc},
     {"trigram_ids", trigram_ids, METH_VARARGS, trigram_ids_doc},
     {"words_containing", words_containing, METH_VARARGS, words_containing_doc},

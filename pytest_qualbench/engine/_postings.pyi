@@ -40,7 +40,7 @@ def best_of(
     bounded: bool,
     /,
 ) -> tuple[bytearray, bytearray]: ...
-def best_of_any(
+def every_then_any(
     local: npt.NDArray[np.uint16],
     bounds: npt.NDArray[np.int64],
     segments: int,
@@ -53,23 +53,13 @@ def best_of_any(
     idfs: npt.NDArray[np.float64],
     query_weights: npt.NDArray[np.float64],
     k1: float,
+    keys: npt.NDArray[np.int64],
     visible: npt.NDArray[np.bool_],
-    excluded: npt.NDArray[np.int64],
     depth: int,
+    fill_below: int,
     bounded: bool,
     /,
-) -> tuple[bytearray, bytearray]: ...
-def narrowed(
-    local: npt.NDArray[np.uint16],
-    bounds: npt.NDArray[np.int64],
-    segments: int,
-    dense_at: npt.NDArray[np.int64],
-    dense_bits: npt.NDArray[np.uint64],
-    dense_ranks: npt.NDArray[np.uint16],
-    keys: npt.NDArray[np.int64],
-    few: int,
-    /,
-) -> bytearray: ...
+) -> tuple[bytearray, bytearray, int]: ...
 def chunks_holding(
     offsets: npt.NDArray[np.int64],
     chunks: npt.NDArray[np.int32],

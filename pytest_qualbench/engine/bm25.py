@@ -203,16 +203,6 @@ class PostingIndex:
         start, end = self.ids.span(term)
         return self.ids.ids(term), self.weights[start:end]
 
-    def docs_with_all(self, terms: Sequence[int]) -> DocIds:
-        """Documents holding every term, intersecting from the shortest posting up."""
-        return self.narrowed(terms, 0)
-
-    def narrowed(self, terms: Sequence[int], few: int) -> DocIds:
-        """Documents holding the rarest terms, stopping once at most `few` are left
-        (`SegmentedIds.narrowed`): a superset of `docs_with_all`, for a caller that
-        checks the few itself more cheaply than the remaining intersections would."""
-        return self.ids.narrowed(terms, few)
-
     def scores(
         self, terms: Sequence[int], candidates: DocIds, query_weights: Sequence[float] = ()
     ) -> Floats:
@@ -260,34 +250,37 @@ class PostingIndex:
         )
         return np.frombuffer(docs, dtype=np.int64), np.frombuffer(scores, dtype=np.float64)
 
-    def best_of_any(
+    def every_then_any(
         self,
         terms: Sequence[int],
         visible: Mask,
-        excluded: DocIds,
         depth: int,
+        fill_below: int,
         query_weights: Sequence[float] = (),
-    ) -> tuple[DocIds, Floats]:
-        """The `depth` best visible docs holding any of the terms, but the `excluded`
-        (ascending), best first (equal scores by doc id), and their `scores`.
+    ) -> tuple[DocIds, int, Floats]:
+        """The `depth` best visible docs holding every term, as `best` ranks them; when
+        fewer than `fill_below` do, then the best visible docs holding any of the terms,
+        up to `depth` in all. Their ids, how many hold every term, and their scores.
 
-        In compiled code (`_postings.best_of_any`): the docs of every term but the
-        commonest are scored, then the commonest term's posting is walked for the docs
-        holding it alone, one share each, unless even its largest share cannot reach
-        the best: an any-term fill ranks tens of thousands of docs at 10^5 chunks for
-        a hundred.
+        In one compiled call (`_postings.every_then_any`): the intersection, the fill
+        and their join were six calls from Python, each paying the interpreter's cold
+        caches after the walk before it. The fill scores the docs of every term but the
+        commonest, then walks the commonest term's posting for the docs holding it
+        alone, one share each, unless even its largest share cannot reach the best: an
+        any-term fill ranks tens of thousands of docs at 10^5 chunks for a hundred.
         """
         known = self._known(terms, query_weights)
-        docs, scores = _postings.best_of_any(
+        docs, scores, every = _postings.every_then_any(
             *self._postings(),
             *known,
             self.k1,
+            np.array(terms, dtype=np.int64),
             visible,
-            np.ascontiguousarray(excluded, dtype=np.int64),
             depth,
+            fill_below,
             self._bounded(known),
         )
-        return np.frombuffer(docs, dtype=np.int64), np.frombuffer(scores, dtype=np.float64)
+        return np.frombuffer(docs, dtype=np.int64), every, np.frombuffer(scores, dtype=np.float64)
 
     def _bounded(self, known: KnownTerms) -> bool:
         """Whether no share exceeds (k1 + 1) * idf * query weight, the bound by which the

@@ -203,24 +203,13 @@ class PorterLayer:
         """Ranked visible doc ids: those holding every query term; when fewer than
         `fill_below` do, the rest of `depth` from those holding any.
 
-        A query term repeated in the query weighs more (Robertson's k3 component):
-        a long request names what it is about more than once.
+        Too few holding every term would leave the results short (one distractor can):
+        the any-term ranking fills them, so the other relevant chunks still reach the
+        list. A query term repeated in the query weighs more (Robertson's k3
+        component): a long request names what it is about more than once.
         """
         counts = Counter(self.term_id(token) for token in query_tokens(query))
         terms = list(counts)
         weights = [query_term_weight(counts[term], self.k3) for term in terms]
-        every = self.index.docs_with_all(terms)
-        every = every[visible[every]]
-        ranked, ranked_scores = self.index.best(terms, every, depth, weights)
-        if len(ranked) >= fill_below:
-            return LayerRanking(ranked, len(ranked), ranked_scores)
-        # Too few hold every term to fill the result list (one distractor can): the
-        # any-term ranking fills it, so the other relevant chunks still reach the list.
-        rest, rest_scores = self.index.best_of_any(
-            terms, visible, every, depth - len(ranked), weights
-        )
-        return LayerRanking(
-            np.concatenate((ranked, rest)),
-            len(ranked),
-            np.concatenate((ranked_scores, rest_scores)),
-        )
+        docs, every, scores = self.index.every_then_any(terms, visible, depth, fill_below, weights)
+        return LayerRanking(docs, every, scores)

@@ -12,14 +12,13 @@ compiled code (`_postings.c`).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 
-from pytest_qualbench.engine import _postings
 from pytest_qualbench.engine.dense_sets import DenseSets, checked_dense_sets, dense_sets
 
 if TYPE_CHECKING:
@@ -185,15 +184,3 @@ class SegmentedIds:
             if segment and end > start:
                 ids[start - runs[0] : end - runs[0]] += segment * SEGMENT_DOCS
         return ids
-
-    def narrowed(self, keys: Sequence[int], few: int) -> DocIds:
-        """Ids in the rarest keys' postings: intersecting from the shortest posting up,
-        stopping once at most `few` are left (all of them in every key's posting when
-        few=0). A negative key is one nowhere held: no id is in its posting.
-
-        A superset of the ids in every posting, for a caller that checks the few itself
-        more cheaply than the remaining intersections would.
-        """
-        wanted = np.array(keys, dtype=np.int64)
-        found = _postings.narrowed(*self.walked(), wanted, few)
-        return np.frombuffer(found, dtype=np.int64)

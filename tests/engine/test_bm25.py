@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
+from functools import reduce
 
 import numpy as np
+import numpy.typing as npt
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -13,6 +15,7 @@ from rank_bm25 import BM25Plus
 from pytest_qualbench.engine.analysis import index_terms, query_terms
 from pytest_qualbench.engine.bm25 import (
     UNKNOWN_TERM,
+    Floats,
     PostingIndex,
     concatenated_ranges,
     idf,
@@ -167,8 +170,13 @@ def test_scores_only_for_candidates_match_full_scores() -> None:
 
 def test_all_terms_then_any_term_candidates() -> None:
     index, ids = posting_index([["a", "b"], ["a"], ["c"]])
-    assert index.docs_with_all([ids["a"], ids["b"]]).tolist() == [0]
-    assert index.docs_with_all([ids["a"], UNKNOWN_TERM]).tolist() == []
+    everywhere = np.ones(3, dtype=bool)
+    docs, every, _ = index.every_then_any([ids["a"], ids["b"]], everywhere, 10, 0)
+    assert (docs.tolist(), every) == ([0], 1)
+    docs, every, _ = index.every_then_any([ids["a"], ids["b"]], everywhere, 10, 2)
+    assert (docs.tolist(), every) == ([0, 1], 1)
+    docs, every, _ = index.every_then_any([ids["a"], UNKNOWN_TERM], everywhere, 10, 2)
+    assert (docs.tolist(), every) == ([1, 0], 0)
 
 
 @settings(max_examples=60, deadline=None)
@@ -186,6 +194,26 @@ def test_posting_index_equals_rank_bm25_on_random_corpora(
     np.testing.assert_allclose(actual, oracle(corpus).get_scores(query), rtol=0, atol=1e-9)
 
 
+def every_then_any_written_out(
+    index: PostingIndex, terms: list[int], holding: list[set[int]], depth: int, fill_below: int
+) -> list[tuple[int, float]]:
+    """`every_then_any` written out: the visible docs holding every term (`holding[doc]` are
+    a doc's terms, the hidden ones holding none), each scored term by term and ranked;
+    when fewer than `fill_below`, then those holding any other, up to `depth` in all."""
+
+    def ranked(docs: list[int]) -> list[tuple[int, float]]:
+        scores = summed_one_at_a_time(index, terms, docs, [1.0] * len(terms))
+        return sorted(zip(docs, scores, strict=True), key=lambda pair: (-pair[1], pair[0]))
+
+    wanted = set(terms)
+    every = [doc for doc, held in enumerate(holding) if held and wanted <= held]
+    best = ranked(every)[:depth]
+    if len(best) >= fill_below:
+        return best
+    others = [doc for doc, held in enumerate(holding) if held & wanted and doc not in every]
+    return best + ranked(others)[: depth - len(best)]
+
+
 @settings(max_examples=80, deadline=None)
 @given(
     corpus=st.lists(
@@ -193,26 +221,23 @@ def test_posting_index_equals_rank_bm25_on_random_corpora(
     ),
     query=st.lists(st.sampled_from("abcdefg"), min_size=1, max_size=4, unique=True),
     hidden=st.sets(st.integers(0, 39)),
-    excluded=st.sets(st.integers(0, 39)),
     depth=st.integers(0, 45),
+    fill_below=st.integers(0, 46),
 )
-def test_best_of_any_is_every_doc_with_a_term_scored_then_ranked(
-    corpus: list[list[str]], query: list[str], hidden: set[int], excluded: set[int], depth: int
+def test_every_then_any_is_every_doc_with_a_term_scored_then_ranked(
+    corpus: list[list[str]], query: list[str], hidden: set[int], depth: int, fill_below: int
 ) -> None:
     # Six letters over short docs: many docs tie, which the heap must break by doc id.
     index, ids = posting_index(corpus)
     terms = [ids.get(term, UNKNOWN_TERM) for term in query]
     visible = np.array([doc not in hidden for doc in range(len(corpus))])
-    left_out = np.array(sorted(excluded & set(range(len(corpus)))), dtype=np.int64)
-    docs, scores = index.best_of_any(terms, visible, left_out, depth)
+    docs, every, scores = index.every_then_any(terms, visible, depth, fill_below)
     holding = [
-        doc
-        for doc, words in enumerate(corpus)
-        if set(query) & set(words) and visible[doc] and doc not in excluded
+        {ids[word] for word in words} if visible[doc] else set() for doc, words in enumerate(corpus)
     ]
-    expected = summed_one_at_a_time(index, terms, holding, [1.0] * len(terms))
-    ranked = sorted(zip(holding, expected, strict=True), key=lambda pair: (-pair[1], pair[0]))
-    assert list(zip(docs.tolist(), scores.tolist(), strict=True)) == ranked[:depth]
+    expected = every_then_any_written_out(index, terms, holding, depth, fill_below)
+    assert list(zip(docs.tolist(), scores.tolist(), strict=True)) == expected
+    assert every == sum(1 for doc in docs.tolist() if set(terms) <= holding[doc])
 
 
 def test_query_term_weight_saturates_with_k3() -> None:
@@ -241,7 +266,7 @@ def test_query_weights_scale_each_terms_share() -> None:
     ),
     depth=st.integers(1, 4),
 )
-def test_best_of_any_skips_no_doc_that_belongs_in_the_best(
+def test_every_then_any_fills_with_no_doc_left_out_that_belongs_in_the_best(
     counts: list[dict[str, int]], depth: int
 ) -> None:
     # Counts up to 60 put shares near their bound, (k1 + 1) * idf, and a small depth
@@ -251,11 +276,10 @@ def test_best_of_any_skips_no_doc_that_belongs_in_the_best(
     index, ids = posting_index(corpus)
     terms = list(ids.values())
     everywhere = np.ones(len(corpus), dtype=bool)
-    docs, scores = index.best_of_any(terms, everywhere, np.empty(0, dtype=np.int64), depth)
-    every_doc = list(range(len(corpus)))
-    expected = summed_one_at_a_time(index, terms, every_doc, [1.0] * len(terms))
-    ranked = sorted(zip(every_doc, expected, strict=True), key=lambda pair: (-pair[1], pair[0]))
-    assert list(zip(docs.tolist(), scores.tolist(), strict=True)) == ranked[:depth]
+    docs, _, scores = index.every_then_any(terms, everywhere, depth, depth)
+    holding = [{ids[term] for term in doc} for doc in counts]
+    expected = every_then_any_written_out(index, terms, holding, depth, depth)
+    assert list(zip(docs.tolist(), scores.tolist(), strict=True)) == expected
 
 
 @settings(max_examples=40, deadline=None)
@@ -266,13 +290,14 @@ def test_best_of_any_skips_no_doc_that_belongs_in_the_best(
     depth=st.sampled_from([1, 10, 100]),
     high_counts=st.booleans(),
 )
-def test_best_of_any_from_the_rarer_terms_is_every_doc_scored_then_ranked(
+def test_every_then_any_fills_from_the_rarer_terms_as_every_doc_scored_then_ranked(
     seed: int, doc_count: int, rare_terms: int, depth: int, high_counts: bool
 ) -> None:
     # One term in most docs and a few rare ones: the fill first ranks the rare terms'
     # docs, and skips the common term's posting when their best outscore all it can
-    # give alone, else walks it for the docs holding it alone. Hidden and left-out
-    # docs must count nowhere; 70,000 docs span two id segments.
+    # give alone, else walks it for the docs holding it alone. Hidden docs and those
+    # holding every term (ranked first) must count nowhere; 70,000 docs span two id
+    # segments.
     rng = np.random.default_rng(seed)
     shares = [0.9, *rng.uniform(0.002, 0.05, rare_terms).tolist()]
     term_docs = [np.flatnonzero(rng.random(doc_count) < share) for share in shares]
@@ -290,17 +315,23 @@ def test_best_of_any_from_the_rarer_terms_is_every_doc_scored_then_ranked(
         terms, docs, weights, term_count=len(shares), doc_lengths=lengths, k1=1.2, b=0.75
     )
     visible = rng.random(doc_count) < 0.9
-    left_out = np.flatnonzero(rng.random(doc_count) < 0.05)
     query = rng.permutation(len(shares)).tolist()
 
-    found, scores = index.best_of_any(query, visible, left_out, depth)
+    found, every, scores = index.every_then_any(query, visible, depth, depth)
 
-    holding = np.unique(np.concatenate(term_docs))
-    holding = holding[visible[holding] & ~np.isin(holding, left_out)]
-    every_score = index.scores(query, holding)
-    order = np.lexsort((holding, -every_score))[:depth]
-    assert found.tolist() == holding[order].tolist()
-    assert scores.tobytes() == every_score[order].tobytes()
+    def ranked(docs: npt.NDArray[np.int64]) -> tuple[npt.NDArray[np.int64], Floats]:
+        docs = docs[visible[docs]]
+        doc_scores = index.scores(query, docs)
+        order = np.lexsort((docs, -doc_scores))
+        return docs[order], doc_scores[order]
+
+    every_doc, every_score = ranked(reduce(np.intersect1d, term_docs))
+    any_doc, any_score = ranked(np.setdiff1d(np.unique(np.concatenate(term_docs)), every_doc))
+    expected_docs = np.concatenate((every_doc[:depth], any_doc))[:depth]
+    expected_scores = np.concatenate((every_score[:depth], any_score))[:depth]
+    assert every == min(len(every_doc), depth)
+    assert found.tolist() == expected_docs.tolist()
+    assert scores.tobytes() == expected_scores.tobytes()
 
 
 def summed_one_at_a_time(
@@ -353,19 +384,17 @@ def test_scores_by_either_walk_are_the_sum_term_by_term_to_the_bit(
 @given(
     corpus=st.lists(st.sets(st.sampled_from("abcde"), min_size=1), min_size=1, max_size=12),
     query=st.lists(st.sampled_from("abcde"), min_size=1, max_size=5, unique=True),
-    few=st.integers(0, 5),
 )
-def test_narrowed_holds_every_doc_with_all_terms_and_stops_at_few(
-    corpus: list[set[str]], query: list[str], few: int
+def test_every_then_any_ranks_first_every_doc_with_all_terms(
+    corpus: list[set[str]], query: list[str]
 ) -> None:
     index, ids = posting_index([sorted(terms) for terms in corpus])
     terms = [ids.get(term, UNKNOWN_TERM) for term in query]
-    narrowed = index.narrowed(terms, few).tolist()
-    every = index.docs_with_all(terms).tolist()
-    assert every == [doc for doc, held in enumerate(corpus) if set(query) <= held]
-    assert set(every) <= set(narrowed)
-    assert narrowed == sorted(narrowed)
-    assert len(narrowed) <= few or narrowed == every
+    docs, every, _ = index.every_then_any(terms, np.ones(len(corpus), dtype=bool), 20, 0)
+    assert sorted(docs[:every].tolist()) == [
+        doc for doc, held in enumerate(corpus) if set(query) <= held
+    ]
+    assert every == len(docs)
 
 
 def test_concatenated_ranges_are_each_start_counted_up_by_its_length() -> None:

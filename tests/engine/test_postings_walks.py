@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -127,16 +127,24 @@ def test_refuses_keys_and_docs_out_of_range(
         add_scores(terms, candidates)
 
 
+def ranked_by_key_0(local: npt.NDArray[Any], bounds: npt.NDArray[Any]) -> None:
+    """`best_of` of doc 1 by key 0 over these postings: a walk that reads them whole."""
+    _postings.best_of(
+        local, bounds, 1, *NO_SETS, np.ones(2, dtype=np.uint8), NORMS, np.array([0]),
+        np.ones(1), np.ones(1), 1.2, np.array([1]), 1, True,
+    )  # fmt: skip
+
+
 def test_refuses_bounds_past_the_ids() -> None:
     with pytest.raises(ValueError, match="bounds out of range"):
         add_scores([0], [1], bounds=np.array([0, 3], dtype=np.int64))
     with pytest.raises(ValueError, match="bounds out of range"):
-        _postings.narrowed(LOCAL, np.array([1, 0], dtype=np.int64), 1, *NO_SETS, np.array([0]), 0)
+        ranked_by_key_0(LOCAL, np.array([1, 0], dtype=np.int64))
 
 
 def test_refuses_arrays_of_another_type() -> None:
     with pytest.raises(ValueError, match="local ids: expected"):
-        _postings.narrowed(LOCAL.astype(np.int32), BOUNDS, 1, *NO_SETS, np.array([0]), 0)
+        ranked_by_key_0(LOCAL.astype(np.int32), BOUNDS)
     with pytest.raises(ValueError, match="totals: expected"):
         _postings.add_scores(
             LOCAL, BOUNDS, 1, *NO_SETS, LOCAL, NORMS, np.array([0]), np.ones(1), np.ones(1), 1.2,
@@ -182,7 +190,7 @@ def test_refuses_a_misaligned_array() -> None:
     raw = np.zeros(3 * 8 + 1, dtype=np.uint8)
     misaligned = raw[1:].view(np.int64)
     with pytest.raises(ValueError, match="not aligned"):
-        _postings.narrowed(LOCAL, misaligned, 1, *NO_SETS, np.array([0]), 0)
+        ranked_by_key_0(LOCAL, misaligned)
 
 
 def test_refuses_a_segment_count_the_norms_do_not_have() -> None:

@@ -104,14 +104,28 @@ def test_stored_takes_runs_that_start_below_the_last_one() -> None:
     assert [again.ids(key).tolist() for key in range(2)] == [[2, 3], [1]]
 
 
-def test_narrowed_intersects_from_the_rarest_posting_up() -> None:
-    ids = SegmentedIds.of(*plain_csr(POSTINGS), SIZE)
-    assert ids.narrowed([0, 2], 0).tolist() == []
-    assert ids.narrowed([2], 0).tolist() == POSTINGS[2]
-    # Key 0 is the rarer: its three ids are few enough at 3, so key 2 is not read.
-    assert ids.narrowed([2, 0], 3).tolist() == POSTINGS[0]
-    assert ids.narrowed([0, -1], 0).tolist() == []
-    assert ids.narrowed([], 0).tolist() == []
+def every_key(postings: list[list[int]], size: int, keys: list[int]) -> list[int]:
+    """The ids an index over the postings ranks as holding every one of the keys."""
+    rows = [(key, doc) for key, posting in enumerate(postings) for doc in posting]
+    index = PostingIndex(
+        [key for key, _ in rows],
+        [doc for _, doc in rows],
+        [1] * len(rows),
+        term_count=len(postings),
+        doc_lengths=np.ones(size),
+        k1=1.2,
+        b=0.75,
+    )
+    docs, every, _ = index.every_then_any(keys, np.ones(size, dtype=bool), size, 0)
+    return sorted(docs[:every].tolist())
+
+
+def test_the_intersection_runs_from_the_rarest_posting_up() -> None:
+    assert every_key(POSTINGS, SIZE, [0, 2]) == []
+    assert every_key(POSTINGS, SIZE, [2]) == POSTINGS[2]
+    assert every_key(POSTINGS, SIZE, [2, 0]) == sorted(set(POSTINGS[0]) & set(POSTINGS[2]))
+    assert every_key(POSTINGS, SIZE, [0, -1]) == []
+    assert every_key(POSTINGS, SIZE, []) == []
 
 
 @settings(max_examples=80, deadline=None)
@@ -120,18 +134,13 @@ def test_narrowed_intersects_from_the_rarest_posting_up() -> None:
     size=st.sampled_from([200, 10**6]),
     data=st.data(),
 )
-def test_narrowed_holds_the_common_ids(
+def test_the_intersection_holds_the_common_ids(
     postings: list[set[int]], size: int, data: st.DataObject
 ) -> None:
     # One segment, or sixteen of which all but the first are empty.
-    ids = SegmentedIds.of(*plain_csr([sorted(posting) for posting in postings]), size)
     keys = data.draw(st.lists(st.integers(0, len(postings) - 1), min_size=1))
-    few = data.draw(st.integers(0, 5))
-    narrowed = ids.narrowed(keys, few).tolist()
     common = sorted(set.intersection(*(postings[key] for key in keys)))
-    assert narrowed == sorted(narrowed)
-    assert set(common) <= set(narrowed)
-    assert len(narrowed) <= few or narrowed == common
+    assert every_key([sorted(posting) for posting in postings], size, keys) == common
 
 
 def test_stored_refuses_wide_ids() -> None:
@@ -157,9 +166,9 @@ def test_an_index_past_one_segment_scores_as_its_ids_say() -> None:
     assert scores[0] == scores[2] > 0
     assert scores[1] == 0
     assert scores[3] > 0
-    assert index.docs_with_all([0, 1]).tolist() == []
     everywhere = np.ones(size, dtype=bool)
-    docs, best = index.best_of_any([0, 1], everywhere, np.empty(0, dtype=np.int64), 3)
+    docs, holding_both, best = index.every_then_any([0, 1], everywhere, 3, 3)
+    assert holding_both == 0
     assert sorted(docs.tolist()) == [5, SEGMENT_DOCS + 5, SEGMENT_DOCS + 7]
     assert dict(zip(docs.tolist(), best.tolist(), strict=True)) == {
         5: scores[0],
@@ -206,7 +215,8 @@ def test_long_postings_walked_sparsely_or_densely_give_the_plain_answers(
     every = index.scores([0, 1], np.arange(size, dtype=np.int64))
     assert every[few].tolist() == scores
     common = sorted(set(postings[0]) & set(postings[1]))
-    assert index.docs_with_all([0, 1]).tolist() == common
+    ranked, holding_both, _ = index.every_then_any([0, 1], np.ones(size, dtype=bool), size, 0)
+    assert sorted(ranked[:holding_both].tolist()) == common
 
 
 def test_many_candidates_mixing_every_walk_sum_each_term_in_order() -> None:
@@ -235,10 +245,10 @@ def test_many_candidates_mixing_every_walk_sum_each_term_in_order() -> None:
             assert score == expected
 
 
-def test_narrowed_takes_keys_in_any_order_and_number() -> None:
+def test_the_intersection_takes_keys_in_any_order_and_number() -> None:
     # Repeats and order do not matter; 200,000 keys (a hostile query's) are sorted,
     # not inserted one by one.
-    ids = SegmentedIds.of(*plain_csr(POSTINGS), SIZE)
-    assert ids.narrowed([2, 0, 2, 0], 0).tolist() == sorted(set(POSTINGS[0]) & set(POSTINGS[2]))
-    assert ids.narrowed([0, 2] * 100_000, 0).tolist() == ids.narrowed([2, 0], 0).tolist()
-    assert ids.narrowed([2, 0] * 100_000 + [-1], 0).tolist() == []
+    postings = [[3, 70000, 131075], [], [0, 3, 65536, 131075]]
+    assert every_key(postings, SIZE, [2, 0, 2, 0]) == [3, 131075]
+    assert every_key(postings, SIZE, [0, 2] * 100_000) == [3, 131075]
+    assert every_key(postings, SIZE, [2, 0] * 100_000 + [-1]) == []
