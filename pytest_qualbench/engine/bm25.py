@@ -270,7 +270,7 @@ class PostingIndex:
         any-term fill ranks tens of thousands of docs at 10^5 chunks for a hundred.
         """
         known = self._known(terms, query_weights)
-        docs, scores, every = _postings.every_then_any(
+        docs, scores, holding_every = _postings.every_then_any(
             *self._postings(),
             *known,
             self.k1,
@@ -280,7 +280,8 @@ class PostingIndex:
             fill_below,
             self._bounded(known),
         )
-        return np.frombuffer(docs, dtype=np.int64), every, np.frombuffer(scores, dtype=np.float64)
+        ranked = np.frombuffer(docs, dtype=np.int64)
+        return ranked, holding_every, np.frombuffer(scores, dtype=np.float64)
 
     def _bounded(self, known: KnownTerms) -> bool:
         """Whether no share exceeds (k1 + 1) * idf * query weight, the bound by which the

@@ -38,7 +38,7 @@ def layer_label(layers: Sequence[str]) -> str:
 class Fused(NamedTuple):
     """A document's fused score and its label: the layers that found it, in layer order
     (`layer_label`). A named tuple, not a frozen dataclass: a search makes ten, and a
-    frozen dataclass's `__init__` costs twice as much.
+    frozen dataclass's `__init__` costs 2.5 times as much.
 
     A layer found a doc when it matched the doc in full (`fuse`'s `matched_in_full`);
     a doc no layer matched in full came from the layers' any-term fill, and was

@@ -211,5 +211,7 @@ class PorterLayer:
         counts = Counter(self.term_id(token) for token in query_tokens(query))
         terms = list(counts)
         weights = [query_term_weight(counts[term], self.k3) for term in terms]
-        docs, every, scores = self.index.every_then_any(terms, visible, depth, fill_below, weights)
-        return LayerRanking(docs, every, scores)
+        docs, matched_in_full, scores = self.index.every_then_any(
+            terms, visible, depth, fill_below, weights
+        )
+        return LayerRanking(docs, matched_in_full, scores)
