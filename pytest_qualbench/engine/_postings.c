@@ -765,17 +765,24 @@ static Py_ssize_t heap_pushed(Scored *heap, Py_ssize_t size, Py_ssize_t depth, S
     return size;
 }
 
+/* The heap's docs and scores, best first, written from `at` on into `docs` and `scores`. */
+static void sorted_into(Scored *heap, Py_ssize_t size, PyObject *docs, PyObject *scores,
+                        Py_ssize_t at) {
+    if (size == 0) return;
+    qsort(heap, (size_t)size, sizeof(Scored), best_first);
+    for (Py_ssize_t next = 0; next < size; next++) {
+        ((int64_t *)PyByteArray_AS_STRING(docs))[at + next] = heap[next].doc;
+        ((double *)PyByteArray_AS_STRING(scores))[at + next] = heap[next].score;
+    }
+}
+
 /* The heap's docs and scores, best first, as a tuple of two bytearrays (int64, float64). */
 static PyObject *ranked_pair(Scored *heap, Py_ssize_t size) {
-    qsort(heap, (size_t)size, sizeof(Scored), best_first);
     PyObject *docs = PyByteArray_FromStringAndSize(NULL, size * (Py_ssize_t)sizeof(int64_t));
     PyObject *scores = PyByteArray_FromStringAndSize(NULL, size * (Py_ssize_t)sizeof(double));
     PyObject *pair = NULL;
     if (docs != NULL && scores != NULL) {
-        for (Py_ssize_t at = 0; at < size; at++) {
-            ((int64_t *)PyByteArray_AS_STRING(docs))[at] = heap[at].doc;
-            ((double *)PyByteArray_AS_STRING(scores))[at] = heap[at].score;
-        }
+        sorted_into(heap, size, docs, scores, 0);
         pair = PyTuple_Pack(2, docs, scores);
     }
     Py_XDECREF(docs);
@@ -939,6 +946,26 @@ done:
     return status;
 }
 
+/* The `depth` best of `count` candidate docs (ascending; depth at most count) onto
+ * `heap` (its size in `*size`): with `bounded`, many candidates are first bounded by
+ * the terms of the largest shares (`best_pruned`), else each is scored exactly. 0, or
+ * -1 with an exception. */
+static int best_candidates(const Postings *postings, const Scoring *scoring,
+                           const int64_t *docs, Py_ssize_t count, Py_ssize_t depth, int bounded,
+                           Scored *heap, Py_ssize_t *size) {
+    if (bounded && depth && count >= PRUNED_CANDIDATES)
+        return best_pruned(postings, scoring, docs, count, depth, heap, size);
+    double *totals = PyMem_Malloc((size_t)(count ? count : 1) * sizeof(double));
+    if (totals == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int status = exact_scores(postings, scoring, docs, count, totals);
+    if (status == 0) *size = heaped(docs, totals, count, depth, heap);
+    PyMem_Free(totals);
+    return status;
+}
+
 PyDoc_STRVAR(best_of_doc,
 "best_of(local, bounds, segments, dense_at, dense_bits, dense_ranks, weights, norms,\n"
 "        terms, idfs, query_weights, k1, candidates, depth, bounded)\n"
@@ -966,7 +993,6 @@ static PyObject *best_of(PyObject *module, PyObject *args) {
     Scoring scoring = {0};
     Py_buffer candidates = {0};
     Scored *heap = NULL;
-    double *totals = NULL;
     PyObject *result = NULL;
     if (scoring_of(&postings, weights, norms, terms, idfs, query_weights, k1, &scoring) < 0)
         goto done;
@@ -982,22 +1008,12 @@ static PyObject *best_of(PyObject *module, PyObject *args) {
         PyErr_NoMemory();
         goto done;
     }
-    if (bounded && depth && count >= PRUNED_CANDIDATES) {
-        if (best_pruned(&postings, &scoring, candidates.buf, count, depth, heap, &size) < 0)
-            goto done;
-    } else {
-        totals = PyMem_Malloc((size_t)(count ? count : 1) * sizeof(double));
-        if (totals == NULL) {
-            PyErr_NoMemory();
-            goto done;
-        }
-        if (exact_scores(&postings, &scoring, candidates.buf, count, totals) < 0) goto done;
-        size = heaped(candidates.buf, totals, count, depth, heap);
-    }
+    if (best_candidates(&postings, &scoring, candidates.buf, count, depth, bounded, heap,
+                        &size) < 0)
+        goto done;
     result = ranked_pair(heap, size);
 done:
     PyMem_Free(heap);
-    PyMem_Free(totals);
     scoring_release(&scoring);
     PyBuffer_Release(&candidates);
     postings_release(&postings);
@@ -1126,17 +1142,6 @@ done:
     return status;
 }
 
-/* The heap's docs and scores, best first, written from `at` on into `docs` and `scores`. */
-static void sorted_into(Scored *heap, Py_ssize_t size, PyObject *docs, PyObject *scores,
-                        Py_ssize_t at) {
-    if (size == 0) return;
-    qsort(heap, (size_t)size, sizeof(Scored), best_first);
-    for (Py_ssize_t next = 0; next < size; next++) {
-        ((int64_t *)PyByteArray_AS_STRING(docs))[at + next] = heap[next].doc;
-        ((double *)PyByteArray_AS_STRING(scores))[at + next] = heap[next].score;
-    }
-}
-
 PyDoc_STRVAR(every_then_any_doc,
 "every_then_any(local, bounds, segments, dense_at, dense_bits, dense_ranks, weights,\n"
 "               norms, terms, idfs, query_weights, k1, keys, visible, depth, fill_below,\n"
@@ -1172,7 +1177,6 @@ static PyObject *every_then_any(PyObject *module, PyObject *args) {
     Scoring scoring = {0};
     Py_buffer keys = {0}, visible = {0};
     int64_t *every = NULL;
-    double *totals = NULL;
     Scored *heap = NULL, *rest = NULL;
     PyObject *docs = NULL, *scores = NULL, *result = NULL;
     if (scoring_of(&postings, weights, norms, terms, idfs, query_weights, k1, &scoring) < 0)
@@ -1205,17 +1209,8 @@ static PyObject *every_then_any(PyObject *module, PyObject *args) {
         PyErr_NoMemory();
         goto done;
     }
-    if (bounded && best_depth && kept >= PRUNED_CANDIDATES) {
-        if (best_pruned(&postings, &scoring, every, kept, best_depth, heap, &size) < 0) goto done;
-    } else {
-        totals = PyMem_Malloc((size_t)(kept ? kept : 1) * sizeof(double));
-        if (totals == NULL) {
-            PyErr_NoMemory();
-            goto done;
-        }
-        if (exact_scores(&postings, &scoring, every, kept, totals) < 0) goto done;
-        size = heaped(every, totals, kept, best_depth, heap);
-    }
+    if (best_candidates(&postings, &scoring, every, kept, best_depth, bounded, heap, &size) < 0)
+        goto done;
     if (size < fill_below) {
         rest = PyMem_Calloc((size_t)(depth - size) + 1, sizeof(Scored));
         if (rest == NULL) {
@@ -1236,7 +1231,6 @@ done:
     Py_XDECREF(docs);
     Py_XDECREF(scores);
     PyMem_Free(every);
-    PyMem_Free(totals);
     PyMem_Free(heap);
     PyMem_Free(rest);
     scoring_release(&scoring);
