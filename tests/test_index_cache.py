@@ -356,7 +356,12 @@ def test_a_directory_in_place_of_the_file_is_corrupt_and_replaced(
         pytest.param("chunks.text_ends", np.array([5, 3], dtype=np.int64), id="text ends back"),
         pytest.param("chunks.text", np.frombuffer(b"\xff\xfe", np.uint8), id="texts not UTF-8"),
         pytest.param(
-            "trigram.words.chunks", np.array([10**6], dtype=np.int32), id="word chunk out of range"
+            "trigram.words.chunk_local_ids",
+            np.array([60000], dtype=np.uint16),
+            id="word chunk out of range",
+        ),
+        pytest.param(
+            "trigram.words.chunk_dense_at", np.array([0], dtype=np.int64), id="word sets short"
         ),
         pytest.param(
             "trigram.words.word_local_ids", np.array([1, 0], dtype=np.int64), id="word ids of int64"

@@ -140,33 +140,40 @@ static int run_of(const Postings *postings, int64_t key, Py_ssize_t segment, int
     return 0;
 }
 
+/* The rows of key's posting, all segments, or -1 with ValueError. */
+static int64_t key_rows(const Postings *postings, int64_t key) {
+    int64_t start, end, unused;
+    if (run_of(postings, key, 0, &start, &unused) < 0) return -1;
+    if (run_of(postings, key, postings->segments - 1, &unused, &end) < 0) return -1;
+    if (end < start) {
+        PyErr_SetString(PyExc_ValueError, "id bounds are not ascending");
+        return -1;
+    }
+    return end - start;
+}
+
 /* The first row in [row, end) whose id is at least `wanted` (end when none is):
  * galloping from `row`, then a binary search, so a walk over ascending ids costs
- * ~ log(gap) a step. One function per id type: `galloped` over posting ids (uint16),
- * `chunk_galloped` over chunk lists (int32). */
-#define GALLOPED(name, id_type, wanted_type)                                               \
-    static inline int64_t name(const id_type *ids, int64_t row, int64_t end,             \
-                               wanted_type wanted) {                                     \
-        if (row >= end || ids[row] >= wanted) return row;                                \
-        int64_t low = row, step = 1;                                                     \
-        /* ids[low] < wanted throughout */                                               \
-        while (low + step < end && ids[low + step] < wanted) {                           \
-            low += step;                                                                 \
-            step <<= 1;                                                                  \
-        }                                                                                \
-        int64_t high = low + step < end ? low + step : end;                              \
-        /* ids[low] < wanted, and ids[high] >= wanted or high == end */                  \
-        while (high - low > 1) {                                                         \
-            int64_t middle = low + (high - low) / 2;                                     \
-            if (ids[middle] < wanted)                                                    \
-                low = middle;                                                            \
-            else                                                                         \
-                high = middle;                                                           \
-        }                                                                                \
-        return high;                                                                     \
+ * ~ log(gap) a step. */
+static inline int64_t galloped(const uint16_t *ids, int64_t row, int64_t end, uint16_t wanted) {
+    if (row >= end || ids[row] >= wanted) return row;
+    int64_t low = row, step = 1;
+    /* ids[low] < wanted throughout */
+    while (low + step < end && ids[low + step] < wanted) {
+        low += step;
+        step <<= 1;
     }
-GALLOPED(galloped, uint16_t, uint16_t)
-GALLOPED(chunk_galloped, int32_t, int64_t)
+    int64_t high = low + step < end ? low + step : end;
+    /* ids[low] < wanted, and ids[high] >= wanted or high == end */
+    while (high - low > 1) {
+        int64_t middle = low + (high - low) / 2;
+        if (ids[middle] < wanted)
+            low = middle;
+        else
+            high = middle;
+    }
+    return high;
+}
 
 /* Where the ids' range in [start, end) puts `wanted` (interpolation): a row to probe
  * first, start when ids[start] is already at least `wanted`, end when no id is. */
@@ -273,6 +280,8 @@ typedef struct {
 static void segmented_release(Segmented *docs) {
     PyMem_Free(docs->local);
     PyMem_Free(docs->cuts);
+    docs->local = NULL;
+    docs->cuts = NULL;
 }
 
 /* `docs` (count ids below segments << 16) cut by segment; -1 with ValueError unless
@@ -664,10 +673,8 @@ static Py_ssize_t narrowed_ids(const Postings *postings, const int64_t *given,
             if (distinct == 0 || key[distinct - 1] != key[at]) key[distinct++] = key[at];
         key_count = distinct;
         for (Py_ssize_t at = 0; at < key_count; at++) {
-            int64_t start, unused, end;
-            if (run_of(postings, key[at], 0, &start, &unused) < 0) goto done;
-            if (run_of(postings, key[at], postings->segments - 1, &unused, &end) < 0) goto done;
-            by_size[at].size = end - start;
+            by_size[at].size = key_rows(postings, key[at]);
+            if (by_size[at].size < 0) goto done;
             by_size[at].key = key[at];
         }
         qsort(by_size, (size_t)key_count, sizeof(KeySize), smaller_first);
@@ -1240,29 +1247,53 @@ done:
     return result;
 }
 
-/* The chunks of one call of chunks_holding, found in each query word's group. */
+/* The chunks of one call of chunks_holding: word w's chunks are key w of `postings`
+ * (`ChunkWords.chunk_ids`), and the query words' groups of chunk words. */
 typedef struct {
-    const int64_t *offset, *word, *end;
-    const int32_t *chunk;
+    const Postings *postings;
+    const int64_t *word, *end;
     const uint8_t *shown;
     Py_ssize_t group_count, chunk_count;
 } WordGroups;
 
+/* Key's whole dense set, `words` words (key in range), or NULL when it has none or it
+ * would be read past the sets' end (a damaged array). */
+static const uint64_t *whole_set(const Postings *postings, int64_t key, Py_ssize_t words) {
+    int64_t at = postings->set_at[key];
+    if (at < 0 || at > postings->word_count - words) return NULL;
+    return postings->bits + at;
+}
 
-/* Word `word`'s chunks marked in `bits`; -1 with ValueError for a chunk out of range,
- * checked as each row is met: a branch never taken on a sound index costs less than a
- * pass of its own. */
-static int word_chunks(const WordGroups *groups, int64_t word, IdBits *bits) {
-    uint32_t count = (uint32_t)groups->chunk_count;
-    const int32_t *row = groups->chunk + groups->offset[word];
-    const int32_t *end = groups->chunk + groups->offset[word + 1];
-    for (; row < end; row++) {
-        uint32_t chunk = (uint32_t)*row;
-        if (__builtin_expect(chunk >= count, 0)) {
+/* Word `word`'s chunks marked in `bits` (`words` words): its dense set or'ed in, a few
+ * thousand words where its rows are a sixteenth of the chunks or more, else its rows
+ * walked. -1 with ValueError for a chunk out of range, checked as each row is met (a
+ * branch never taken on a sound index costs less than a pass of its own), and for a
+ * set's bit past the chunks. */
+static int word_chunks(const WordGroups *groups, int64_t word, IdBits *bits, Py_ssize_t words) {
+    const Postings *postings = groups->postings;
+    const uint64_t *set = whole_set(postings, word, words);
+    if (set != NULL) {
+        for (Py_ssize_t w = 0; w < words; w++) bits[w] |= set[w];
+        Py_ssize_t tail = groups->chunk_count & 63;
+        if (tail && bits[words - 1] >> tail) {
             PyErr_SetString(PyExc_ValueError, "a chunk id is out of range");
             return -1;
         }
-        bits[chunk >> 6] |= (IdBits)1 << (chunk & 63);
+        return 0;
+    }
+    uint32_t count = (uint32_t)groups->chunk_count;
+    for (Py_ssize_t segment = 0; segment < postings->segments; segment++) {
+        int64_t row, end;
+        uint32_t base = (uint32_t)segment << SEGMENT_BITS;
+        if (run_of(postings, word, segment, &row, &end) < 0) return -1;
+        for (; row < end; row++) {
+            uint32_t chunk = base + postings->ids[row];
+            if (__builtin_expect(chunk >= count, 0)) {
+                PyErr_SetString(PyExc_ValueError, "a chunk id is out of range");
+                return -1;
+            }
+            bits[chunk >> 6] |= (IdBits)1 << (chunk & 63);
+        }
     }
     return 0;
 }
@@ -1273,33 +1304,41 @@ static int group_chunks(const WordGroups *groups, Py_ssize_t group, IdBits *bits
                         Py_ssize_t words) {
     memset(bits, 0, (size_t)words * sizeof(IdBits));
     for (Py_ssize_t at = group ? groups->end[group - 1] : 0; at < groups->end[group]; at++)
-        if (word_chunks(groups, groups->word[at], bits) < 0) return -1;
+        if (word_chunks(groups, groups->word[at], bits, words) < 0) return -1;
     return 0;
 }
 
-/* A word posting longer than this many rows a candidate is probed for the candidates
- * rather than walked whole. */
+/* A word posting without a dense set and longer than this many rows a candidate is
+ * probed for the candidates rather than walked whole. */
 #define PROBED_ROWS 16
 
-/* Which of `count` candidate chunks (ascending) group `group`'s words hold, marked in
- * `bits` (zeroed here): a word's chunks are walked, or, when they outnumber the
- * candidates PROBED_ROWS times over, searched for each candidate. -1 with ValueError
- * for a chunk out of range among those walked. */
-static int group_candidates(const WordGroups *groups, Py_ssize_t group, const int64_t *candidates,
-                            Py_ssize_t count, IdBits *bits, Py_ssize_t words) {
+/* Which of the candidate chunks (ascending, `count`, cut by segment in `cut`) group
+ * `group`'s words hold, marked in `bits` (zeroed here): a word's dense set is or'ed in,
+ * its rows walked, or, when they outnumber the candidates PROBED_ROWS times over,
+ * searched for each candidate (`found_rows`, into `rows`). -1 with ValueError for a
+ * chunk out of range among those walked. */
+static int group_candidates(const WordGroups *groups, Py_ssize_t group, const Segmented *cut,
+                            const int64_t *candidates, Py_ssize_t count, int64_t *rows,
+                            IdBits *bits, Py_ssize_t words) {
+    const Postings *postings = groups->postings;
     memset(bits, 0, (size_t)words * sizeof(IdBits));
     for (Py_ssize_t at = group ? groups->end[group - 1] : 0; at < groups->end[group]; at++) {
-        int64_t word = groups->word[at];
-        int64_t row = groups->offset[word], end = groups->offset[word + 1];
-        if (end - row <= PROBED_ROWS * (int64_t)count) {
-            if (word_chunks(groups, word, bits) < 0) return -1;
+        int64_t word = groups->word[at], held = key_rows(postings, word);
+        if (held < 0) return -1;
+        if (whole_set(postings, word, words) != NULL || held <= PROBED_ROWS * (int64_t)count) {
+            if (word_chunks(groups, word, bits, words) < 0) return -1;
             continue;
         }
-        for (Py_ssize_t c = 0; c < count && row < end; c++) {
-            row = chunk_galloped(groups->chunk, row, end, candidates[c]);
-            if (row < end && groups->chunk[row] == candidates[c])
-                bits[candidates[c] >> 6] |= (IdBits)1 << (candidates[c] & 63);
+        for (Py_ssize_t segment = 0; segment < postings->segments; segment++) {
+            Py_ssize_t first = cut->cuts[segment], last = cut->cuts[segment + 1];
+            int64_t start, end;
+            if (first == last) continue;
+            if (run_of(postings, word, segment, &start, &end) < 0) return -1;
+            found_rows(postings, word, segment, start, end, cut->local + first, last - first,
+                       rows + first);
         }
+        for (Py_ssize_t c = 0; c < count; c++)
+            if (rows[c] >= 0) bits[candidates[c] >> 6] |= (IdBits)1 << (candidates[c] & 63);
     }
     return 0;
 }
@@ -1315,40 +1354,46 @@ static PyObject *visible_chunks(const IdBits *bits, Py_ssize_t words, const uint
     return result;
 }
 
-/* Whether word `w` is one of `word_count` and its chunk list offsets[w]:offsets[w + 1]
- * lies within the `chunk_count` chunk rows. */
-static int word_in_range(const int64_t *offsets, Py_ssize_t word_count, Py_ssize_t chunk_count,
-                         int64_t w) {
-    return w >= 0 && w < word_count && offsets[w] >= 0 && offsets[w] <= offsets[w + 1] &&
-           offsets[w + 1] <= chunk_count;
-}
-
 PyDoc_STRVAR(chunks_holding_doc,
-"chunks_holding(offsets, chunks, words, group_ends, visible) -> (bytearray, bytearray)\n\n"
-"Word w is in chunks[offsets[w]:offsets[w + 1]]; the words are grouped, group g being\n"
-"words[group_ends[g - 1]:group_ends[g]] (the words holding one query word). The\n"
-"visible chunks (int64, ascending) holding a word of every group, and when there are\n"
-"none, those holding a word of any group (else an empty second list).");
+"chunks_holding(local, bounds, segments, dense_at, dense_bits, dense_ranks, words,\n"
+"               group_ends, visible) -> (bytearray, bytearray)\n\n"
+"Word w's chunks are key w of the postings (local, bounds, ... as best_of takes them);\n"
+"the words are grouped, group g being words[group_ends[g - 1]:group_ends[g]] (the words\n"
+"holding one query word). The visible chunks (int64, ascending) holding a word of every\n"
+"group, and when there are none, those holding a word of any group (else an empty\n"
+"second list).");
 
 static PyObject *chunks_holding(PyObject *module, PyObject *args) {
-    PyObject *offsets_object, *chunks_object, *words_object, *ends_object, *visible_object;
-    if (!PyArg_ParseTuple(args, "OOOOO", &offsets_object, &chunks_object, &words_object,
-                          &ends_object, &visible_object))
+    PyObject *local, *bounds, *dense_at, *dense_bits, *dense_ranks;
+    PyObject *words_object, *ends_object, *visible_object;
+    Py_ssize_t segments;
+    if (!PyArg_ParseTuple(args, "OOnOOOOOO", &local, &bounds, &segments, &dense_at, &dense_bits,
+                          &dense_ranks, &words_object, &ends_object, &visible_object))
         return NULL;
-    Py_buffer offsets = {0}, chunks = {0}, words = {0}, ends = {0}, visible = {0};
+    Postings postings;
+    if (postings_of(local, bounds, segments, dense_at, dense_bits, dense_ranks, &postings) < 0)
+        return NULL;
+    Py_buffer words = {0}, ends = {0}, visible = {0};
     IdBits *scratch = NULL;
-    int64_t *candidates = NULL;
+    int64_t *candidates = NULL, *rows = NULL;
     KeySize *by_rows = NULL;
+    Segmented cut = {0};
     PyObject *result = NULL, *every = NULL, *any = NULL;
-    if (buffer_of(offsets_object, &offsets, 'q', 0, "offsets") < 0) goto done;
-    if (buffer_of(chunks_object, &chunks, 'i', 0, "chunks") < 0) goto done;
     if (buffer_of(words_object, &words, 'q', 0, "words") < 0) goto done;
     if (buffer_of(ends_object, &ends, 'q', 0, "group ends") < 0) goto done;
     if (buffer_of(visible_object, &visible, '?', 0, "visible") < 0) goto done;
-    WordGroups groups = {offsets.buf, words.buf, ends.buf, chunks.buf, visible.buf,
-                         ends.shape[0], visible.shape[0]};
-    Py_ssize_t word_count = offsets.shape[0] - 1;
-    /* Some query word no chunk word holds: no chunk holds them all. */
+    if (visible.shape[0] > (Py_ssize_t)segments * SEGMENT_DOCS) {
+        PyErr_SetString(PyExc_ValueError, "visible is longer than the postings' segments");
+        goto done;
+    }
+    WordGroups groups = {&postings, words.buf, ends.buf, visible.buf, ends.shape[0],
+                         visible.shape[0]};
+    by_rows = PyMem_Malloc(((size_t)groups.group_count + 1) * sizeof(KeySize));
+    if (by_rows == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    /* Each group's rows; some query word no chunk word holds: no chunk holds them all. */
     int some_group_empty = 0;
     for (Py_ssize_t group = 0, at = 0; group < groups.group_count; group++) {
         if (groups.end[group] < at || groups.end[group] > words.shape[0]) {
@@ -1356,20 +1401,21 @@ static PyObject *chunks_holding(PyObject *module, PyObject *args) {
             goto done;
         }
         some_group_empty |= groups.end[group] == at;
+        by_rows[group].key = group;
+        by_rows[group].size = 0;
         for (; at < groups.end[group]; at++) {
-            if (!word_in_range(groups.offset, word_count, chunks.shape[0], groups.word[at])) {
-                PyErr_SetString(PyExc_ValueError, "a word's chunk postings are out of range");
-                goto done;
-            }
+            int64_t held = key_rows(&postings, groups.word[at]);
+            if (held < 0) goto done;
+            by_rows[group].size += held;
         }
     }
     /* Three sets: the chunks of every group so far, of the group at hand, of any group;
-     * and the candidates, the visible chunks of every group so far. */
+     * and the candidates, the visible chunks of every group so far, with their rows. */
     Py_ssize_t set_words = (groups.chunk_count + 63) / 64;
     scratch = PyMem_Calloc((size_t)set_words * 3 + 1, sizeof(IdBits));
     candidates = PyMem_Malloc(((size_t)set_words * 64 + 1) * sizeof(int64_t));
-    by_rows = PyMem_Malloc(((size_t)groups.group_count + 1) * sizeof(KeySize));
-    if (scratch == NULL || candidates == NULL || by_rows == NULL) {
+    rows = PyMem_Malloc(((size_t)set_words * 64 + 1) * sizeof(int64_t));
+    if (scratch == NULL || candidates == NULL || rows == NULL) {
         PyErr_NoMemory();
         goto done;
     }
@@ -1377,20 +1423,16 @@ static PyObject *chunks_holding(PyObject *module, PyObject *args) {
               *in_any = in_group + set_words;
     /* The groups by their rows, fewest first: the chunks of the first are the
      * candidates, and a long posting of a later group is searched for them, not walked. */
-    for (Py_ssize_t group = 0; group < groups.group_count; group++) {
-        by_rows[group].key = group;
-        by_rows[group].size = 0;
-        for (Py_ssize_t at = group ? groups.end[group - 1] : 0; at < groups.end[group]; at++)
-            by_rows[group].size += groups.offset[groups.word[at] + 1] - groups.offset[groups.word[at]];
-    }
     qsort(by_rows, (size_t)groups.group_count, sizeof(KeySize), smaller_first);
     Py_ssize_t count = 0;
     if (groups.group_count && !some_group_empty) {
         if (group_chunks(&groups, by_rows[0].key, in_every, set_words) < 0) goto done;
         count = listed_ids(in_every, set_words, groups.shown, candidates);
         for (Py_ssize_t k = 1; k < groups.group_count && count; k++) {
-            if (group_candidates(&groups, by_rows[k].key, candidates, count, in_group,
-                                 set_words) < 0)
+            segmented_release(&cut);
+            if (segmented_of(candidates, count, segments, &cut) < 0) goto done;
+            if (group_candidates(&groups, by_rows[k].key, &cut, candidates, count, rows,
+                                 in_group, set_words) < 0)
                 goto done;
             for (Py_ssize_t w = 0; w < set_words; w++) in_every[w] &= in_group[w];
             count = listed_ids(in_every, set_words, groups.shown, candidates);
@@ -1413,78 +1455,94 @@ static PyObject *chunks_holding(PyObject *module, PyObject *args) {
 done:
     Py_XDECREF(every);
     Py_XDECREF(any);
+    segmented_release(&cut);
     PyMem_Free(scratch);
     PyMem_Free(candidates);
+    PyMem_Free(rows);
     PyMem_Free(by_rows);
-    PyBuffer_Release(&offsets);
-    PyBuffer_Release(&chunks);
     PyBuffer_Release(&words);
     PyBuffer_Release(&ends);
     PyBuffer_Release(&visible);
+    postings_release(&postings);
     return result;
 }
 
 PyDoc_STRVAR(words_first_doc,
-"words_first(offsets, chunks, words, docs, scores) -> (bytearray, bytearray)\n\n"
-"Word w is in chunks[offsets[w]:offsets[w + 1]] (ascending). The ranking `docs` (int64)\n"
-"with its `scores` (float64), the docs in the chunks of every one of the `words` (int64)\n"
-"moved before the others, each part in its order: the docs and scores, as int64 and\n"
-"float64.");
+"words_first(local, bounds, segments, dense_at, dense_bits, dense_ranks, words, docs,\n"
+"            scores) -> (bytearray, bytearray)\n\n"
+"Word w's chunks are key w of the postings (as chunks_holding takes them). The ranking\n"
+"`docs` (int64, distinct) with its `scores` (float64), the docs in the chunks of every\n"
+"one of the `words` (int64) moved before the others, each part in its order: the docs\n"
+"and scores, as int64 and float64.");
 
 /* The trigram layer's ranking, its chunks holding every query word as a word of their
- * own first (`TrigramLayer.search`): its at most `depth` docs, sorted, are searched for
- * in each word's chunk list, with no set the size of the corpus. */
+ * own first (`TrigramLayer.search`): its at most `depth` docs, sorted, are found in each
+ * word's postings (`found_rows`), with no set the size of the corpus. */
 static PyObject *words_first(PyObject *module, PyObject *args) {
-    PyObject *offsets_object, *chunks_object, *words_object, *docs_object, *scores_object;
-    if (!PyArg_ParseTuple(args, "OOOOO", &offsets_object, &chunks_object, &words_object,
-                          &docs_object, &scores_object))
+    PyObject *local, *bounds, *dense_at, *dense_bits, *dense_ranks;
+    PyObject *words_object, *docs_object, *scores_object;
+    Py_ssize_t segments;
+    if (!PyArg_ParseTuple(args, "OOnOOOOOO", &local, &bounds, &segments, &dense_at, &dense_bits,
+                          &dense_ranks, &words_object, &docs_object, &scores_object))
         return NULL;
-    Py_buffer offsets = {0}, chunks = {0}, words = {0}, docs = {0}, scores = {0};
+    Postings postings;
+    if (postings_of(local, bounds, segments, dense_at, dense_bits, dense_ranks, &postings) < 0)
+        return NULL;
+    Py_buffer words = {0}, docs = {0}, scores = {0};
     PyObject *result = NULL, *docs_out = NULL, *scores_out = NULL;
     uint8_t *held = NULL;
     KeySize *by_doc = NULL;
-    if (buffer_of(offsets_object, &offsets, 'q', 0, "offsets") < 0) goto done;
-    if (buffer_of(chunks_object, &chunks, 'i', 0, "chunks") < 0) goto done;
+    int64_t *sorted = NULL, *rows = NULL;
+    Segmented cut = {0};
     if (buffer_of(words_object, &words, 'q', 0, "words") < 0) goto done;
     if (buffer_of(docs_object, &docs, 'q', 0, "docs") < 0) goto done;
     if (buffer_of(scores_object, &scores, 'd', 0, "scores") < 0) goto done;
-    const int64_t *offset = offsets.buf, *word = words.buf, *doc = docs.buf;
-    const int32_t *chunk = chunks.buf;
+    const int64_t *word = words.buf, *doc = docs.buf;
     const double *score = scores.buf;
-    Py_ssize_t word_count = offsets.shape[0] - 1, count = docs.shape[0];
+    Py_ssize_t count = docs.shape[0];
     if (scores.shape[0] != count) {
         PyErr_SetString(PyExc_ValueError, "scores differ from the docs in length");
         goto done;
     }
-    for (Py_ssize_t at = 0; at < words.shape[0]; at++) {
-        if (!word_in_range(offset, word_count, chunks.shape[0], word[at])) {
-            PyErr_SetString(PyExc_ValueError, "a word's chunk postings are out of range");
+    for (Py_ssize_t at = 0; at < words.shape[0]; at++)
+        if (key_rows(&postings, word[at]) < 0) goto done;
+    for (Py_ssize_t at = 0; at < count; at++) {
+        if (doc[at] < 0 || doc[at] >= (int64_t)segments * SEGMENT_DOCS) {
+            PyErr_SetString(PyExc_ValueError, "a doc id is out of range");
             goto done;
         }
     }
     held = PyMem_Malloc((size_t)count + 1);
     by_doc = PyMem_Malloc(((size_t)count + 1) * sizeof(KeySize));
+    sorted = PyMem_Malloc(((size_t)count + 1) * sizeof(int64_t));
+    rows = PyMem_Malloc(((size_t)count + 1) * sizeof(int64_t));
     docs_out = PyByteArray_FromStringAndSize(NULL, count * (Py_ssize_t)sizeof(int64_t));
     scores_out = PyByteArray_FromStringAndSize(NULL, count * (Py_ssize_t)sizeof(double));
-    if (held == NULL || by_doc == NULL || docs_out == NULL || scores_out == NULL) {
-        if (held == NULL || by_doc == NULL) PyErr_NoMemory();
+    if (held == NULL || by_doc == NULL || sorted == NULL || rows == NULL || docs_out == NULL ||
+        scores_out == NULL) {
+        if (docs_out != NULL && scores_out != NULL) PyErr_NoMemory();
         goto done;
     }
-    /* The docs ascending (a doc as `size`, its place as `key`), so that each word's chunk
-     * list is galloped through once, forward. */
+    /* The docs ascending (a doc as `size`, its place as `key`), cut by segment once for
+     * every word. */
     for (Py_ssize_t at = 0; at < count; at++) {
         held[at] = 1;
         by_doc[at].size = doc[at];
         by_doc[at].key = at;
     }
     qsort(by_doc, (size_t)count, sizeof(KeySize), smaller_first);
+    for (Py_ssize_t at = 0; at < count; at++) sorted[at] = by_doc[at].size;
+    if (segmented_of(sorted, count, segments, &cut) < 0) goto done;
     for (Py_ssize_t k = 0; k < words.shape[0]; k++) {
-        int64_t row = offset[word[k]], end = offset[word[k] + 1];
-        for (Py_ssize_t at = 0; at < count; at++) {
-            if (!held[by_doc[at].key]) continue;
-            row = chunk_galloped(chunk, row, end, by_doc[at].size);
-            held[by_doc[at].key] = row < end && chunk[row] == by_doc[at].size;
+        for (Py_ssize_t segment = 0; segment < segments; segment++) {
+            Py_ssize_t first = cut.cuts[segment], last = cut.cuts[segment + 1];
+            int64_t start, end;
+            if (first == last) continue;
+            if (run_of(&postings, word[k], segment, &start, &end) < 0) goto done;
+            found_rows(&postings, word[k], segment, start, end, cut.local + first,
+                       last - first, rows + first);
         }
+        for (Py_ssize_t at = 0; at < count; at++) held[by_doc[at].key] &= rows[at] >= 0;
     }
     Py_ssize_t first = 0;
     for (Py_ssize_t at = 0; at < count; at++) first += held[at];
@@ -1501,11 +1559,13 @@ done:
     Py_XDECREF(scores_out);
     PyMem_Free(held);
     PyMem_Free(by_doc);
-    PyBuffer_Release(&offsets);
-    PyBuffer_Release(&chunks);
+    PyMem_Free(sorted);
+    PyMem_Free(rows);
+    segmented_release(&cut);
     PyBuffer_Release(&words);
     PyBuffer_Release(&docs);
     PyBuffer_Release(&scores);
+    postings_release(&postings);
     return result;
 }
 

@@ -61,8 +61,12 @@ def every_then_any(
     /,
 ) -> tuple[bytearray, bytearray, int]: ...
 def chunks_holding(
-    offsets: npt.NDArray[np.int64],
-    chunks: npt.NDArray[np.int32],
+    local: npt.NDArray[np.uint16],
+    bounds: npt.NDArray[np.int64],
+    segments: int,
+    dense_at: npt.NDArray[np.int64],
+    dense_bits: npt.NDArray[np.uint64],
+    dense_ranks: npt.NDArray[np.uint16],
     words: npt.NDArray[np.int64],
     group_ends: npt.NDArray[np.int64],
     visible: npt.NDArray[np.bool_],
@@ -76,8 +80,12 @@ def fused(
     /,
 ) -> tuple[list[int], list[float], list[int]]: ...
 def words_first(
-    offsets: npt.NDArray[np.int64],
-    chunks: npt.NDArray[np.int32],
+    local: npt.NDArray[np.uint16],
+    bounds: npt.NDArray[np.int64],
+    segments: int,
+    dense_at: npt.NDArray[np.int64],
+    dense_bits: npt.NDArray[np.uint64],
+    dense_ranks: npt.NDArray[np.uint16],
     words: npt.NDArray[np.int64],
     docs: npt.NDArray[np.int64],
     scores: npt.NDArray[np.float64],

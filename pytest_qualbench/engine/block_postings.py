@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pytest_qualbench.engine.bm25 import DocIds, Weights, narrowest_exact
+from pytest_qualbench.engine.dense_sets import DENSE_SHARE
 from pytest_qualbench.engine.segmented_ids import (
     LOCAL_ID_TYPE,
     SEGMENT_BITS,
@@ -93,12 +94,15 @@ def merged(blocks: list[Block], doc_count: int) -> tuple[DocIds, DocIds, DocIds,
     return keys, offsets, docs, counts
 
 
-def merged_segmented(blocks: list[Block], doc_count: int) -> tuple[DocIds, SegmentedIds, Weights]:
+def merged_segmented(
+    blocks: list[Block], doc_count: int, dense_share: int = DENSE_SHARE
+) -> tuple[DocIds, SegmentedIds, Weights]:
     """`merged`, with the document numbers written straight into `SegmentedIds`' two
     bytes each: no four-byte copy of every row (198 MB for the 100k prose build's
     trigrams) and no pass narrowing it. Every block must lie within one id segment:
     a block of at most BLOCK_DOCS documents starting at a multiple of it does (the
-    porter layer's), and `trigram_postings.text_blocks` cuts at every segment's start."""
+    porter layer's), and `trigram_postings.text_blocks` cuts at every segment's start.
+    Keys held by at least 1/`dense_share` of the documents get a bit set (`dense_sets`)."""
     keys, slots = merged_keys(blocks)
     segments = segment_count(doc_count)
     # Key k's rows in segment s are those of the segment's blocks: one run per (k, s).
@@ -117,7 +121,7 @@ def merged_segmented(blocks: list[Block], doc_count: int) -> tuple[DocIds, Segme
         local,
         lambda block: block.docs + LOCAL_ID_TYPE(block.first & (SEGMENT_DOCS - 1)),
     )
-    return keys, SegmentedIds.held(local, bounds, doc_count), counts
+    return keys, SegmentedIds.held(local, bounds, doc_count, dense_share), counts
 
 
 def merged_keys(blocks: list[Block]) -> tuple[DocIds, list[DocIds]]:

@@ -24,26 +24,35 @@ import numpy.typing as npt
 
 from pytest_qualbench.engine import _postings
 from pytest_qualbench.engine.analysis import haystack, word_runs
-from pytest_qualbench.engine.block_postings import Block, block_of, counted, merged
+from pytest_qualbench.engine.block_postings import Block, block_of, counted, merged_segmented
 from pytest_qualbench.engine.bm25 import DocIds, Floats, Mask
-from pytest_qualbench.engine.segmented_ids import DENSE_ARRAY_NAMES, SegmentedIds, ascending_runs
+from pytest_qualbench.engine.segmented_ids import DENSE_ARRAY_NAMES, SegmentedIds
 from pytest_qualbench.engine.split import FirstSeenIds, Split, SplitBlock
 from pytest_qualbench.engine.trigram_postings import trigram_postings
 from pytest_qualbench.engine.types import Chunk
 
+# A word in at least 1/CHUNK_DENSE_SHARE of the chunks gets a bit set of them
+# (`dense_sets`), or'ed into a query word's chunks instead of its posting walked.
+# 64 against 16 and 256, engines taking turns query by query at 10^5 chunks: median
+# per-query time 0.962 and 1.013 of 16's on the compound corpus, 0.958 and 0.990 on
+# prose; the sets take 10.0 and 12.8 MB there (docs/performance.md, round 11).
+CHUNK_DENSE_SHARE = 64
 # Candidate words few enough to check with `in` rather than intersect more trigram
 # postings: an intersection costs about what checking a few dozen short words does.
 FEW_WORDS = 32
 # A word id in the bytes `_containing` gives: int64.
 WORD_ID_BYTES = 8
-# The arrays `ChunkWords.arrays` gives, beside the words themselves.
-# The word trigrams' postings are the `SegmentedIds` arrays, each name after WORD_IDS.
+# The arrays `ChunkWords.arrays` gives, beside the words themselves: the words' chunks
+# and the word trigrams' postings are `SegmentedIds` arrays, each name after its prefix.
+CHUNK_IDS = "chunk_"
 WORD_IDS = "word_"
 ARRAY_NAMES = (
-    "offsets",
-    "chunks",
     "keys",
-    *(WORD_IDS + name for name in ("local_ids", "id_bounds", *DENSE_ARRAY_NAMES)),
+    *(
+        prefix + name
+        for prefix in (CHUNK_IDS, WORD_IDS)
+        for name in ("local_ids", "id_bounds", *DENSE_ARRAY_NAMES)
+    ),
 )
 
 
@@ -63,17 +72,20 @@ class Holding:
 class ChunkWords:
     """The distinct words of the chunks (`words`, by first sight) and where they occur.
 
-    Word w is in chunks[offsets[w]:offsets[w + 1]] (ascending chunk ids). The words'
-    distinct trigrams are `keys` (ascending); the words holding key k are posting k of
-    `word_ids` (ascending word ids, two bytes each: `segmented_ids`).
+    Word w is in the chunks of posting w of `chunk_ids` (ascending chunk ids, two bytes
+    each: `segmented_ids`; a word in a sixteenth of the chunks or more also has a bit
+    set of them, `dense_sets`). The words' distinct trigrams are `keys` (ascending); the
+    words holding key k are posting k of `word_ids` (ascending word ids, likewise).
     """
 
     words: list[str]
-    offsets: DocIds
-    chunks: DocIds
+    chunk_ids: SegmentedIds
     keys: DocIds
     word_ids: SegmentedIds
-    chunk_count: int
+
+    @property
+    def chunk_count(self) -> int:
+        return self.chunk_ids.size
 
     def containing(self, word: str) -> DocIds:
         """The ids of the words holding `word` (of 3+ characters) as a substring, ascending."""
@@ -85,13 +97,13 @@ class ChunkWords:
         word's own id.
 
         The containing words' postings are walked in compiled code
-        (`_postings.chunks_holding`), one bit a chunk, with no union sorted.
+        (`_postings.chunks_holding`), one bit a chunk, with no union sorted; a word in
+        many chunks has its bit set or'ed in, not its posting walked.
         """
         found = [self._containing(word) for word in words]
         ends = itertools.accumulate(len(ids) // WORD_ID_BYTES for ids, _ in found)
         every, any_ = _postings.chunks_holding(
-            self.offsets,
-            self.chunks,
+            *self.chunk_ids.walked(),
             np.frombuffer(b"".join(ids for ids, _ in found), dtype=np.int64),
             np.fromiter(ends, dtype=np.int64, count=len(found)),
             visible,
@@ -111,7 +123,7 @@ class ChunkWords:
         if min(own, default=-1) < 0 or len(docs) < 2:
             return docs, scores
         moved, moved_scores = _postings.words_first(
-            self.offsets, self.chunks, np.array(own, dtype=np.int64), docs, scores
+            *self.chunk_ids.walked(), np.array(own, dtype=np.int64), docs, scores
         )
         return np.frombuffer(moved, dtype=np.int64), np.frombuffer(moved_scores, dtype=np.float64)
 
@@ -129,12 +141,10 @@ class ChunkWords:
 
     def arrays(self) -> dict[str, npt.NDArray[Any]]:
         """The arrays `stored` takes back, by ARRAY_NAMES (the words are stored apart)."""
-        word_ids = self.word_ids.arrays()
         return {
-            "offsets": self.offsets,
-            "chunks": self.chunks,
             "keys": self.keys,
-            **{WORD_IDS + name: array for name, array in word_ids.items()},
+            **{CHUNK_IDS + name: array for name, array in self.chunk_ids.arrays().items()},
+            **{WORD_IDS + name: array for name, array in self.word_ids.arrays().items()},
         }
 
     @classmethod
@@ -143,8 +153,10 @@ class ChunkWords:
     ) -> ChunkWords:
         """The chunk words whose `words` and `arrays()` these are; ValueError when they
         cannot be: a planted or damaged cache must fail here, not mid-query."""
-        offsets, chunks, keys = arrays["offsets"], arrays["chunks"], arrays["keys"]
-        checked_postings("chunk word", offsets, chunks, len(words), chunk_count)
+        chunk_ids = SegmentedIds.stored(arrays, chunk_count, CHUNK_IDS)
+        if chunk_ids.key_count != len(words):
+            raise ValueError("chunk word postings do not match the words")
+        keys = arrays["keys"]
         if keys.dtype != np.int64 or keys.ndim != 1 or (len(keys) and keys.min() < 0):
             raise ValueError("word trigram keys have the wrong type or range")
         if np.any(keys[1:] <= keys[:-1]):
@@ -152,22 +164,7 @@ class ChunkWords:
         word_ids = SegmentedIds.stored(arrays, len(words), WORD_IDS)
         if word_ids.key_count != len(keys):
             raise ValueError("word trigram postings do not match the keys")
-        return cls(words, offsets, chunks, keys, word_ids, chunk_count)
-
-
-def checked_postings(name: str, offsets: DocIds, ids: DocIds, groups: int, bound: int) -> None:
-    """ValueError unless `offsets` (int64) split int32 `ids` below `bound` into `groups`
-    runs, each strictly ascending."""
-    if offsets.dtype != np.int64 or ids.dtype != np.int32 or offsets.ndim != 1 or ids.ndim != 1:
-        raise ValueError(f"{name} postings have the wrong types")
-    if offsets.shape != (groups + 1,) or offsets[0] != 0 or offsets[-1] != len(ids):
-        raise ValueError(f"{name} offsets do not span the postings")
-    if np.any(offsets[1:] < offsets[:-1]):
-        raise ValueError(f"{name} offsets are not ascending")
-    if len(ids) and (ids.min() < 0 or ids.max() >= bound):
-        raise ValueError(f"{name} postings out of range")
-    if not ascending_runs(ids, offsets):
-        raise ValueError(f"{name} postings are not ascending")
+        return cls(words, chunk_ids, keys, word_ids)
 
 
 def chunk_words(chunks: Sequence[Chunk], split: Split) -> ChunkWords:
@@ -190,12 +187,12 @@ def chunk_words(chunks: Sequence[Chunk], split: Split) -> ChunkWords:
     for block in split.blocks:
         part = chunks[block.first : block.first + block.size]
         blocks.append(block_words(block, part, split.words, lowered, ids))
-    # Every word is in some chunk, so word w's chunks are row w of the merged postings.
-    _, offsets, chunk_ids, _ = merged(blocks, split.chunk_count)
+    # Every word is in some chunk, so word w's chunks are posting w of the merged ones.
+    _, chunk_ids, _ = merged_segmented(blocks, split.chunk_count, CHUNK_DENSE_SHARE)
     words = list(ids)
     # Words hold only word characters: every window is kept, none spans two words.
     trigrams = trigram_postings(words, word_only=False)
-    return ChunkWords(words, offsets, chunk_ids, trigrams.keys, trigrams.ids, split.chunk_count)
+    return ChunkWords(words, chunk_ids, trigrams.keys, trigrams.ids)
 
 
 def block_words(

@@ -71,12 +71,16 @@ def ranks_of(counts: npt.NDArray[np.int32], words: int) -> npt.NDArray[np.uint16
 
 
 def dense_sets(
-    local: npt.NDArray[np.uint16], bounds: npt.NDArray[np.int64], segments: int, size: int
+    local: npt.NDArray[np.uint16],
+    bounds: npt.NDArray[np.int64],
+    segments: int,
+    size: int,
+    share: int = DENSE_SHARE,
 ) -> DenseSets:
     """The sets of the keys (of `segmented_ids` postings over ids below `size`) whose
-    postings hold at least 1/DENSE_SHARE of the ids."""
+    postings hold at least 1/`share` of the ids."""
     held_by = run_rows(bounds, segments).sum(axis=1)
-    dense = np.flatnonzero((held_by * DENSE_SHARE >= size) & (held_by > 0))
+    dense = np.flatnonzero((held_by * share >= size) & (held_by > 0))
     words = set_words(size)
     at = np.full(len(held_by), -1, dtype=np.int64)
     at[dense] = np.arange(len(dense), dtype=np.int64) * words

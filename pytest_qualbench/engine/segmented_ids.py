@@ -19,7 +19,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from pytest_qualbench.engine.dense_sets import DenseSets, checked_dense_sets, dense_sets
+from pytest_qualbench.engine.dense_sets import (
+    DENSE_SHARE,
+    DenseSets,
+    checked_dense_sets,
+    dense_sets,
+)
 
 if TYPE_CHECKING:
     from pytest_qualbench.engine.bm25 import DocIds
@@ -89,9 +94,17 @@ class SegmentedIds:
     dense: DenseSets
 
     @classmethod
-    def held(cls, local: npt.NDArray[np.uint16], bounds: DocIds, size: int) -> SegmentedIds:
-        """The ids of these runs, with their keys' dense sets made."""
-        return cls(local, bounds, size, dense_sets(local, bounds, segment_count(size), size))
+    def held(
+        cls,
+        local: npt.NDArray[np.uint16],
+        bounds: DocIds,
+        size: int,
+        dense_share: int = DENSE_SHARE,
+    ) -> SegmentedIds:
+        """The ids of these runs, with the dense sets of the keys held by at least
+        1/`dense_share` of the ids."""
+        dense = dense_sets(local, bounds, segment_count(size), size, dense_share)
+        return cls(local, bounds, size, dense)
 
     @property
     def segments(self) -> int:

@@ -24,7 +24,7 @@ from pytest_qualbench.engine.porter import PorterLayer
 from pytest_qualbench.engine.trigram import TrigramLayer
 from pytest_qualbench.engine.types import Chunk, IndexState
 
-FORMAT = "pytest_qualbench.engine.snapshot 7"
+FORMAT = "pytest_qualbench.engine.snapshot 8"
 # The Chunk fields in order; every one but these two is a string.
 CHUNK_FIELDS = ("text", "title", "source", "kind", "position", "entry_id", "metadata")
 _COLUMN_TYPES = {"position": int, "metadata": dict}

@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from pytest_qualbench.engine import _postings, split
 from pytest_qualbench.engine.analysis import haystack
-from pytest_qualbench.engine.chunk_words import ChunkWords, chunk_words
+from pytest_qualbench.engine.chunk_words import CHUNK_DENSE_SHARE, ChunkWords, chunk_words
+from pytest_qualbench.engine.segmented_ids import SegmentedIds, Walked
 from pytest_qualbench.engine.split import split_chunks
 from pytest_qualbench.engine.trigram import TrigramLayer
 from pytest_qualbench.engine.trigram_postings import trigram_keys
@@ -43,10 +44,8 @@ def layer(*chunks: Chunk) -> TrigramLayer:
 
 def chunks_per_word(words: ChunkWords) -> dict[str, set[int]]:
     """Each word and the chunks holding it, as the built words say."""
-    offsets = words.offsets.tolist()
     return {
-        word: set(words.chunks[offsets[number] : offsets[number + 1]].tolist())
-        for number, word in enumerate(words.words)
+        word: set(words.chunk_ids.ids(number).tolist()) for number, word in enumerate(words.words)
     }
 
 
@@ -106,9 +105,8 @@ def test_words_first_moves_chunks_holding_each_word_of_their_own_up() -> None:
 def test_words_are_numbered_by_first_sight_with_ascending_chunks() -> None:
     words = words_of("b a", "a c a", "c")
     assert list(words.words) == ["b", "a", "c"]
-    assert words.offsets.tolist() == [0, 1, 3, 5]
-    assert words.chunks.tolist() == [0, 0, 1, 1, 2]
-    assert words.chunks.dtype == np.int32
+    assert [words.chunk_ids.ids(word).tolist() for word in range(3)] == [[0], [0, 1], [1, 2]]
+    assert words.chunk_ids.local.dtype == np.uint16
 
 
 def test_a_query_word_inside_a_compound_is_found_through_the_compound() -> None:
@@ -250,11 +248,12 @@ def test_stored_takes_back_what_a_build_gave() -> None:
 @pytest.mark.parametrize(
     ("name", "damage", "message"),
     [
-        ("chunks", lambda array: array.astype(np.int64), "chunk word postings have the wrong"),
-        ("chunks", lambda array: array[::-1].copy(), "chunk word postings are not ascending"),
-        ("chunks", lambda array: array + 5, "chunk word postings out of range"),
-        ("offsets", lambda array: array[:-1], "chunk word offsets do not span"),
-        ("offsets", lambda array: np.array([0, 4, 2, 5, 6]), "chunk word offsets are not"),
+        ("chunk_local_ids", lambda array: array.astype(np.int32), "posting ids have the wrong"),
+        ("chunk_local_ids", lambda array: array[::-1].copy(), "posting ids are not ascending"),
+        ("chunk_local_ids", lambda array: array + 5, "posting ids out of range"),
+        ("chunk_id_bounds", lambda array: array[:-1], "posting bounds do not span"),
+        ("chunk_id_bounds", lambda array: np.array([0, 4, 2, 5, 6]), "posting bounds do not"),
+        ("chunk_dense_at", lambda array: array[:-1], "dense sets have the wrong shape"),
         ("keys", lambda array: array[::-1].copy(), "word trigram keys are not ascending"),
         ("keys", lambda array: array.astype(np.int32), "word trigram keys have the wrong"),
         ("keys", lambda array: array - array.max() - 1, "word trigram keys have the wrong"),
@@ -277,6 +276,12 @@ def test_stored_refuses_arrays_that_cannot_be_the_words(
         ChunkWords.stored(words.words, arrays, 2)
 
 
+def test_stored_refuses_chunk_postings_of_other_words() -> None:
+    words = words_of("alpha beta", "beta alpha delta gamma")
+    with pytest.raises(ValueError, match="chunk word postings do not match the words"):
+        ChunkWords.stored(words.words[:3], stored_arrays(words), 2)
+
+
 def test_stored_refuses_a_word_trigram_posting_going_back() -> None:
     # "alpha" (word 0) and "alphabet" (word 1) share "alp": its posting is [0, 1].
     words = words_of("alpha alphabet")
@@ -288,9 +293,15 @@ def test_stored_refuses_a_word_trigram_posting_going_back() -> None:
         ChunkWords.stored(words.words, arrays, 1)
 
 
+def segmented(word_chunks: list[np.ndarray], chunk_count: int) -> Walked:
+    """Each word's chunks as `ChunkWords.chunk_ids` holds them, as the walks take them."""
+    offsets = np.concatenate(([0], np.cumsum([len(chunks) for chunks in word_chunks])))
+    return SegmentedIds.of(offsets, np.concatenate(word_chunks), chunk_count).walked()
+
+
 @settings(max_examples=100, deadline=None)
 @given(
-    chunk_count=st.sampled_from([1, 40, 64, 65, 400, 3000]),
+    chunk_count=st.sampled_from([1, 40, 64, 65, 400, 3000, 70_000]),
     seed=st.integers(0, 2**32 - 1),
     group_sizes=st.lists(st.integers(0, 4), min_size=1, max_size=4),
     densities=st.lists(st.sampled_from([0.002, 0.01, 0.2, 0.7]), min_size=12, max_size=12),
@@ -300,7 +311,9 @@ def test_chunks_holding_is_the_set_of_chunks_it_stands_for(
 ) -> None:
     # Few or many chunks hold every group, with some hidden; a word's chunks may repeat
     # across the words of one group. 64 and 65 chunks end a set's word, or just past one;
-    # a dense word's chunks are searched for a sparse group's, not walked.
+    # 70,000 span two id segments. A word in a sixteenth of the chunks or more has a bit
+    # set (`dense_sets`); a sparse word's long posting is searched for a sparse group's
+    # chunks, not walked.
     rng = np.random.default_rng(seed)
     word_chunks = [
         np.flatnonzero(rng.random(chunk_count) < density).astype(np.int32) for density in densities
@@ -308,8 +321,7 @@ def test_chunks_holding_is_the_set_of_chunks_it_stands_for(
     visible = rng.random(chunk_count) < 0.8
     groups = [rng.choice(12, size, replace=False).tolist() for size in group_sizes]
     every, any_ = _postings.chunks_holding(
-        np.concatenate(([0], np.cumsum([len(chunks) for chunks in word_chunks]))),
-        np.concatenate(word_chunks),
+        *segmented(word_chunks, chunk_count),
         np.array([word for group in groups for word in group], dtype=np.int64),
         np.cumsum(group_sizes, dtype=np.int64),
         visible,
@@ -324,7 +336,7 @@ def test_chunks_holding_is_the_set_of_chunks_it_stands_for(
 
 @settings(max_examples=100, deadline=None)
 @given(
-    chunk_count=st.sampled_from([1, 40, 65, 3000]),
+    chunk_count=st.sampled_from([1, 40, 65, 3000, 70_000]),
     seed=st.integers(0, 2**32 - 1),
     words=st.lists(st.integers(0, 5), max_size=4),
     densities=st.lists(st.sampled_from([0.002, 0.05, 0.5, 1.0]), min_size=6, max_size=6),
@@ -340,8 +352,7 @@ def test_words_first_is_a_stable_partition_by_every_words_chunks(
     docs = rng.permutation(chunk_count)[:ranked].astype(np.int64)
     scores = rng.random(len(docs))
     moved, moved_scores = _postings.words_first(
-        np.concatenate(([0], np.cumsum([len(chunks) for chunks in word_chunks]))),
-        np.concatenate(word_chunks),
+        *segmented(word_chunks, chunk_count),
         np.array(words, dtype=np.int64),
         docs,
         scores,
@@ -353,21 +364,24 @@ def test_words_first_is_a_stable_partition_by_every_words_chunks(
     assert np.frombuffer(moved_scores, dtype=np.float64).tolist() == scores[order].tolist()
 
 
-def test_words_first_refuses_words_out_of_range_and_scores_of_another_length() -> None:
-    offsets = np.array([0, 2, 3], dtype=np.int64)
-    chunks = np.array([0, 2, 1], dtype=np.int32)
+def test_words_first_refuses_words_and_docs_out_of_range_and_scores_of_another_length() -> None:
+    # Word 0 is in chunks 0 and 2, word 1 in chunk 1.
+    postings = segmented([np.array([0, 2]), np.array([1])], 3)
     docs = np.array([1, 2, 0], dtype=np.int64)
     scores = np.array([3.0, 2.0, 1.0])
-    moved, _ = _postings.words_first(offsets, chunks, np.array([0]), docs, scores)
+    moved, _ = _postings.words_first(*postings, np.array([0]), docs, scores)
     assert np.frombuffer(moved, dtype=np.int64).tolist() == [2, 0, 1]
     for word in (2, -1):
-        with pytest.raises(ValueError, match="postings are out of range"):
-            _postings.words_first(offsets, chunks, np.array([word]), docs, scores)
-    past_the_chunks = np.array([0, 2, 4], dtype=np.int64)
-    with pytest.raises(ValueError, match="postings are out of range"):
-        _postings.words_first(past_the_chunks, chunks, np.array([1]), docs, scores)
+        with pytest.raises(ValueError, match=r"posting key -?[0-9]+ out of range"):
+            _postings.words_first(*postings, np.array([word]), docs, scores)
+    past_the_ids = (postings[0], np.array([0, 2, 4], dtype=np.int64), *postings[2:])
+    with pytest.raises(ValueError, match="id bounds out of range"):
+        _postings.words_first(*past_the_ids, np.array([1]), docs, scores)
+    for doc in (-1, 1 << 16):
+        with pytest.raises(ValueError, match="doc id is out of range"):
+            _postings.words_first(*postings, np.array([0]), np.array([doc]), scores[:1])
     with pytest.raises(ValueError, match="scores differ"):
-        _postings.words_first(offsets, chunks, np.array([0]), docs, scores[:2])
+        _postings.words_first(*postings, np.array([0]), docs, scores[:2])
 
 
 def test_words_containing_refuses_word_ids_past_the_words_and_words_not_str() -> None:
@@ -384,3 +398,15 @@ def test_words_containing_refuses_word_ids_past_the_words_and_words_not_str() ->
     not_str = cast(list[str], [b"cabca", b"xabcabx"])
     with pytest.raises(TypeError, match="must be str"):
         _postings.words_containing(*index, not_str, "abcab", 32)
+
+
+def test_a_word_in_a_sixty_fourth_of_the_chunks_has_a_bit_set() -> None:
+    # Of 128 chunks, "held" is in 2 (1/64) and "rare" in 1.
+    words = words_of("held rare", "held", *(f"w{number}" for number in range(126)))
+    dense_at = words.chunk_ids.dense.at.tolist()
+    assert CHUNK_DENSE_SHARE == 64
+    assert (dense_at[words.words.index("held")] >= 0, dense_at[words.words.index("rare")]) == (
+        True,
+        -1,
+    )
+    assert holding(words, "held") == [0, 1]

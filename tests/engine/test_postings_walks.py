@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from pytest_qualbench.engine import _postings
 from pytest_qualbench.engine.bm25 import idf
+from pytest_qualbench.engine.segmented_ids import Walked
 
 # One key over one segment: docs 1 and 3.
 LOCAL = np.array([1, 3], dtype=np.uint16)
@@ -152,27 +153,51 @@ def test_refuses_arrays_of_another_type() -> None:
         )  # fmt: skip
 
 
+def word_postings(local: list[int], bounds: list[int], sets: Sets | None = None) -> Walked:
+    """Chunk word postings over one segment (`ChunkWords.chunk_ids`), by default with no
+    dense sets."""
+    no_sets: Sets = (
+        np.full(len(bounds) - 1, -1, dtype=np.int64),
+        np.zeros(0, dtype=np.uint64),
+        np.zeros(0, dtype=np.uint16),
+    )
+    at, bits, ranks = sets or no_sets
+    return (np.array(local, dtype=np.uint16), np.array(bounds, dtype=np.int64), 1, at, bits, ranks)
+
+
 def test_chunks_holding_refuses_words_and_chunks_out_of_range() -> None:
-    offsets = np.array([0, 2, 3], dtype=np.int64)
-    chunks = np.array([0, 2, 5], dtype=np.int32)
+    # Word 0 is in chunks 0 and 2, word 1 in chunk 5.
+    postings = word_postings([0, 2, 5], [0, 2, 3])
     visible = np.ones(4, dtype=bool)
     ends = np.array([1], dtype=np.int64)
-    every, _ = _postings.chunks_holding(offsets, chunks, np.array([0]), ends, visible)
+    every, _ = _postings.chunks_holding(*postings, np.array([0]), ends, visible)
     assert np.frombuffer(every, dtype=np.int64).tolist() == [0, 2]
     # Word 1's chunk 5 is past the 4 chunks: refused whether it is met in the last
     # group, an earlier one, or only by the any-word walk (the second group is empty).
     for words, group_ends in (([1], [1]), ([1, 0], [1, 2]), ([1], [1, 1])):
         with pytest.raises(ValueError, match="chunk id is out of range"):
-            _postings.chunks_holding(
-                offsets, chunks, np.array(words), np.array(group_ends), visible
-            )
-    negative = np.array([0, 2, -1], dtype=np.int32)
-    with pytest.raises(ValueError, match="chunk id is out of range"):
-        _postings.chunks_holding(offsets, negative, np.array([1]), ends, visible)
-    with pytest.raises(ValueError, match="postings are out of range"):
-        _postings.chunks_holding(offsets, chunks, np.array([2]), ends, visible)
+            _postings.chunks_holding(*postings, np.array(words), np.array(group_ends), visible)
+    for word in (2, -1):
+        with pytest.raises(ValueError, match=r"posting key -?[0-9]+ out of range"):
+            _postings.chunks_holding(*postings, np.array([word]), ends, visible)
+    past_the_ids = word_postings([0, 2, 5], [0, 2, 4])
+    with pytest.raises(ValueError, match="id bounds out of range"):
+        _postings.chunks_holding(*past_the_ids, np.array([1]), ends, visible)
     with pytest.raises(ValueError, match="group ends"):
-        _postings.chunks_holding(offsets, chunks, np.array([0]), np.array([2]), visible)
+        _postings.chunks_holding(*postings, np.array([0]), np.array([2]), visible)
+    with pytest.raises(ValueError, match="longer than the postings' segments"):
+        _postings.chunks_holding(*postings, np.array([0]), ends, np.ones(70_000, dtype=bool))
+
+
+def test_chunks_holding_refuses_a_dense_set_holding_a_chunk_past_the_chunks() -> None:
+    # Word 0's set holds chunks 1 and 3 of 3: bit 3 lies past the chunks.
+    postings = word_postings([1, 3], [0, 2], SETS)
+    with pytest.raises(ValueError, match="chunk id is out of range"):
+        _postings.chunks_holding(*postings, np.array([0]), np.array([1]), np.ones(3, dtype=bool))
+    every, _ = _postings.chunks_holding(
+        *postings, np.array([0]), np.array([1]), np.ones(4, dtype=bool)
+    )
+    assert np.frombuffer(every, dtype=np.int64).tolist() == [1, 3]
 
 
 def test_totals_may_share_the_candidates_buffer() -> None:
@@ -202,11 +227,9 @@ def test_refuses_a_segment_count_the_norms_do_not_have() -> None:
 
 
 def test_a_visible_flag_of_any_nonzero_byte_counts_once() -> None:
-    offsets = np.array([0, 2], dtype=np.int64)
-    chunks = np.array([0, 2], dtype=np.int32)
     visible = np.array([200, 0, 7, 0], dtype=np.uint8).view(bool)
     _, any_ = _postings.chunks_holding(
-        offsets, chunks, np.array([0]), np.array([0, 1], dtype=np.int64), visible
+        *word_postings([0, 2], [0, 2]), np.array([0]), np.array([0, 1], dtype=np.int64), visible
     )
     assert np.frombuffer(any_, dtype=np.int64).tolist() == [0, 2]
 
