@@ -449,6 +449,13 @@ static void add_shares(const Postings *postings, const Scoring *scoring, Py_ssiz
     } else {
         found_rows(postings, scoring->term[t], segment, start, end, local + first, count,
                    rows + first);
+        /* The rows' weights lie far apart in a long posting, each read a miss of every
+         * cache: all are asked for before the first is read, so that their misses
+         * overlap beyond what the scoring loop's own reordering reaches. */
+        const char *weights = scoring->weights.buf;
+        Py_ssize_t weight_size = scoring->weights.itemsize;
+        for (Py_ssize_t at = first; at < last; at++)
+            if (rows[at] >= 0) __builtin_prefetch(weights + rows[at] * weight_size);
         for (Py_ssize_t at = first; at < last; at++)
             if (rows[at] >= 0) total[at] += share_of(scoring, t, rows[at], docs[at]);
     }
