@@ -322,6 +322,20 @@ static int segmented_of(const int64_t *docs, Py_ssize_t count, Py_ssize_t segmen
     return 0;
 }
 
+/* The row of each id cut by segment (`cut`) in key's posting, into `rows` (-1 where the
+ * posting does not hold it, `found_rows`); 0, or -1 with ValueError. */
+static int cut_rows(const Postings *postings, int64_t key, const Segmented *cut, int64_t *rows) {
+    for (Py_ssize_t segment = 0; segment < postings->segments; segment++) {
+        Py_ssize_t first = cut->cuts[segment], last = cut->cuts[segment + 1];
+        int64_t start, end;
+        if (first == last) continue;
+        if (run_of(postings, key, segment, &start, &end) < 0) return -1;
+        found_rows(postings, key, segment, start, end, cut->local + first, last - first,
+                   rows + first);
+    }
+    return 0;
+}
+
 /* A query's scoring: postings' weights, the docs' length norms, and per term its key,
  * IDF and query weight. */
 typedef struct {
@@ -648,14 +662,7 @@ static Py_ssize_t kept_in(const Postings *postings, int64_t key, int64_t *found,
     Segmented cut = {0};
     Py_ssize_t kept = -1;
     if (segmented_of(found, count, postings->segments, &cut) < 0) goto done;
-    for (Py_ssize_t segment = 0; segment < postings->segments; segment++) {
-        Py_ssize_t first = cut.cuts[segment], last = cut.cuts[segment + 1];
-        int64_t start, end;
-        if (first == last) continue;
-        if (run_of(postings, key, segment, &start, &end) < 0) goto done;
-        found_rows(postings, key, segment, start, end, cut.local + first, last - first,
-                   rows + first);
-    }
+    if (cut_rows(postings, key, &cut, rows) < 0) goto done;
     kept = 0;
     for (Py_ssize_t at = 0; at < count; at++)
         if (rows[at] >= 0) found[kept++] = found[at];
@@ -1286,9 +1293,9 @@ static const uint64_t *whole_set(const Postings *postings, int64_t key, Py_ssize
     return postings->bits + at;
 }
 
-/* Word `word`'s chunks marked in `bits` (`words` words): its dense set or'ed in, a few
- * thousand words where its rows are a sixteenth of the chunks or more, else its rows
- * walked. -1 with ValueError for a chunk out of range, checked as each row is met (a
+/* Word `word`'s chunks marked in `bits` (`words` words): its dense set or'ed in whole
+ * when it has one (`ChunkWords`: a word in a sixty-fourth of the chunks or more), else
+ * its rows walked. -1 with ValueError for a chunk out of range, checked as each row is met (a
  * branch never taken on a sound index costs less than a pass of its own), and for a
  * set's bit past the chunks. */
 static int word_chunks(const WordGroups *groups, int64_t word, IdBits *bits, Py_ssize_t words) {
@@ -1351,14 +1358,7 @@ static int group_candidates(const WordGroups *groups, Py_ssize_t group, const Se
             if (word_chunks(groups, word, bits, words) < 0) return -1;
             continue;
         }
-        for (Py_ssize_t segment = 0; segment < postings->segments; segment++) {
-            Py_ssize_t first = cut->cuts[segment], last = cut->cuts[segment + 1];
-            int64_t start, end;
-            if (first == last) continue;
-            if (run_of(postings, word, segment, &start, &end) < 0) return -1;
-            found_rows(postings, word, segment, start, end, cut->local + first, last - first,
-                       rows + first);
-        }
+        if (cut_rows(postings, word, cut, rows) < 0) return -1;
         for (Py_ssize_t c = 0; c < count; c++)
             if (rows[c] >= 0) bits[candidates[c] >> 6] |= (IdBits)1 << (candidates[c] & 63);
     }
@@ -1556,14 +1556,7 @@ static PyObject *words_first(PyObject *module, PyObject *args) {
     for (Py_ssize_t at = 0; at < count; at++) sorted[at] = by_doc[at].size;
     if (segmented_of(sorted, count, segments, &cut) < 0) goto done;
     for (Py_ssize_t k = 0; k < words.shape[0]; k++) {
-        for (Py_ssize_t segment = 0; segment < segments; segment++) {
-            Py_ssize_t first = cut.cuts[segment], last = cut.cuts[segment + 1];
-            int64_t start, end;
-            if (first == last) continue;
-            if (run_of(&postings, word[k], segment, &start, &end) < 0) goto done;
-            found_rows(&postings, word[k], segment, start, end, cut.local + first,
-                       last - first, rows + first);
-        }
+        if (cut_rows(&postings, word[k], &cut, rows) < 0) goto done;
         for (Py_ssize_t at = 0; at < count; at++) held[by_doc[at].key] &= rows[at] >= 0;
     }
     Py_ssize_t first = 0;

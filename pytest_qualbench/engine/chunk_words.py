@@ -73,8 +73,8 @@ class ChunkWords:
     """The distinct words of the chunks (`words`, by first sight) and where they occur.
 
     Word w is in the chunks of posting w of `chunk_ids` (ascending chunk ids, two bytes
-    each: `segmented_ids`; a word in a sixteenth of the chunks or more also has a bit
-    set of them, `dense_sets`). The words' distinct trigrams are `keys` (ascending); the
+    each: `segmented_ids`; a word in a sixty-fourth of the chunks or more also has a
+    bit set of them, `dense_sets`). The words' distinct trigrams are `keys` (ascending); the
     words holding key k are posting k of `word_ids` (ascending word ids, likewise).
     """
 
