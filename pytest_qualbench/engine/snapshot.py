@@ -11,7 +11,6 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -23,6 +22,7 @@ from pytest_qualbench.engine.chunk_words import ARRAY_NAMES, ChunkWords
 from pytest_qualbench.engine.porter import PorterLayer
 from pytest_qualbench.engine.trigram import TrigramLayer
 from pytest_qualbench.engine.types import Chunk, IndexState
+from pytest_qualbench.fixtures.schema import frozen_mapping
 
 FORMAT = "pytest_qualbench.engine.snapshot 8"
 # The Chunk fields in order; every one but these two is a string.
@@ -64,7 +64,7 @@ def chunks_of(columns: Any) -> tuple[Chunk, ...]:
     for name in CHUNK_FIELDS:
         if not set(map(type, columns[name])) <= {_COLUMN_TYPES.get(name, str)}:
             raise ValueError(f"the chunks' {name} column holds values of the wrong type")
-    metadata = map(MappingProxyType, columns["metadata"])
+    metadata = map(frozen_mapping, columns["metadata"])
     fields = [columns[name] for name in CHUNK_FIELDS[:-1]]
     return tuple(map(Chunk, *fields, metadata))
 

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any, Protocol, runtime_checkable
 
-from pytest_qualbench.fixtures.schema import Entry
+from pytest_qualbench.fixtures.schema import EMPTY_MAPPING, Entry
 
 DEFAULT_KINDS = ("durable", "session")
 ALL_KINDS = ("durable", "ephemeral", "session")
@@ -35,7 +34,7 @@ class Chunk:
     kind: str
     position: int
     entry_id: str = ""
-    metadata: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    metadata: Mapping[str, Any] = field(default_factory=lambda: EMPTY_MAPPING)
 
 
 @dataclass(frozen=True, slots=True)
