@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 from pytest_qualbench.authoring.fixture_lines import (
@@ -34,6 +33,7 @@ from pytest_qualbench.fixtures.schema import (
     Entry,
     ExpectedFailure,
     FixtureSet,
+    frozen_mapping,
 )
 
 # docs/writing-fixtures.md: 3 for a precise query; JSON key-path chunks rank close
@@ -117,7 +117,7 @@ def plan_case(
         content_type=entry.content_type,
         path=entry.path,
         line=entry.line,
-        relevant=MappingProxyType(graded),
+        relevant=frozen_mapping(graded),
     )
     found = probe(draft, fixture_set, engine_factory, limit, min_grade=min_grade, gain=gain)
     if negative and found.results and expect_fail is None:
