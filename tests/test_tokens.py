@@ -15,21 +15,20 @@ import pytest
 from pytest_qualbench.engine.types import IndexState, Result
 from pytest_qualbench.evaluation.runner import BenchRun
 from pytest_qualbench.fixtures.schema import Case, Entry, FixtureSet
-from pytest_qualbench.index_cache import IndexCache, texts_key
+from pytest_qualbench.index_cache import IndexCache
 from pytest_qualbench.sections import extra as sections
 from pytest_qualbench.sections import tokens
 from pytest_qualbench.sections.extra import retrieved_tokens
 from pytest_qualbench.sections.tokens import (
     APPROXIMATE_METHOD,
+    HAYSTACKS_NAME,
     RETRIEVED_NAME,
-    TOKENS_FORMAT,
     KeptCounts,
     TokenCounter,
     approximate_tokens,
     reduction_percent,
     token_cost,
     token_counter,
-    whole_corpus_tokens,
 )
 
 # One token per whitespace-separated word: arithmetic a reader can check.
@@ -152,29 +151,53 @@ def test_exact_cl100k_base_counts_offline(no_token_counter_cache: None) -> None:
     assert counter.count("<|endoftext|>") > 1
 
 
-def test_the_whole_corpus_count_is_kept_per_counter_and_haystacks(tmp_path: Path) -> None:
+def corpus_tokens(
+    entries: dict[str, list[Entry]], counter: TokenCounter, cache: IndexCache
+) -> dict[str, float]:
+    """token_cost's whole-corpus tokens per content type, one positive case of each."""
+    cases = [make_case(f"{content_type}_q1", content_type) for content_type in entries]
+    retrieved = {case.case_id: 0 for case in cases}
+    section = token_cost(cases, entries.__getitem__, retrieved, k=3, counter=counter, cache=cache)
+    return {
+        content_type: row["corpus_tokens_per_call"]
+        for content_type, row in section["by_content_type"].items()
+    }
+
+
+def test_each_haystacks_count_is_kept_and_an_edit_counts_only_what_it_changed(
+    tmp_path: Path,
+) -> None:
     cache = IndexCache(tmp_path)
-    markdown = ENTRIES["markdown"]
-    assert whole_corpus_tokens("markdown", markdown, WORDS, cache) == 6
-    # The same method over the same haystacks is not counted again: a counter that
-    # would say otherwise still gets the kept count.
+    first: list[str] = []
+    assert corpus_tokens(ENTRIES, counting(first), cache) == {"markdown": 6.0, "json": 10.0}
+    assert sorted(first) == ["a b c d e f g h i j", "five six", "one two three four"]
+    # The same haystacks are not counted again: a counter that would say otherwise
+    # still gets the kept counts.
     liar = TokenCounter(WORDS.method, True, lambda text: 1000)
-    assert whole_corpus_tokens("markdown", markdown, liar, cache) == 6
-    # Another haystack, or another method, is counted afresh.
-    changed = [*markdown[:1], make_entry("m2", "markdown", "five six seven")]
-    assert whole_corpus_tokens("markdown", changed, WORDS, cache) == 7
+    assert corpus_tokens(ENTRIES, liar, cache) == {"markdown": 6.0, "json": 10.0}
+    # One entry edited: only its haystack is counted.
+    edited = {**ENTRIES, "markdown": [*ENTRIES["markdown"][:1], make_entry("m2", "markdown", "x")]}
+    second: list[str] = []
+    assert corpus_tokens(edited, counting(second), cache)["markdown"] == 5.0
+    assert second == ["x"]
+    # Another counter method takes nothing kept for this one.
     other = TokenCounter("characters (test)", True, len)
-    assert whole_corpus_tokens("markdown", markdown, other, cache) == len("one two three four") + 8
+    assert corpus_tokens(ENTRIES, other, cache)["markdown"] == len("one two three four") + 8
 
 
-@pytest.mark.parametrize("planted", [-5, "6", 6.0, None, [6]])
-def test_a_planted_count_is_not_taken(tmp_path: Path, planted: object) -> None:
+def test_haystack_and_retrieved_counts_are_kept_apart(tmp_path: Path) -> None:
     cache = IndexCache(tmp_path)
-    markdown = ENTRIES["markdown"]
-    whole_corpus_tokens("markdown", markdown, WORDS, cache)
-    key = texts_key(f"{TOKENS_FORMAT}\0{WORDS.method}", [entry.haystack for entry in markdown])
-    cache.store_state("markdown", key, IndexState(arrays={}, document={"tokens": planted}))
-    assert whole_corpus_tokens("markdown", markdown, WORDS, cache) == 6
+    corpus_tokens(ENTRIES, WORDS, cache)
+    retrieved = KeptCounts(WORDS, cache, RETRIEVED_NAME)
+    retrieved.count("q r")
+    retrieved.store()
+    # Storing the retrieved texts' counts leaves the haystacks' alone, and the other way round.
+    tally: list[str] = []
+    assert corpus_tokens(ENTRIES, counting(tally), cache) == {"markdown": 6.0, "json": 10.0}
+    assert tally == []
+    assert KeptCounts(counting(tally), cache, RETRIEVED_NAME).count("q r") == 2
+    assert tally == []
+    assert cache.path(HAYSTACKS_NAME).exists() and cache.path(RETRIEVED_NAME).exists()
 
 
 def test_choosing_the_counter_does_not_import_the_tokenizer() -> None:
@@ -205,29 +228,34 @@ def test_kept_counts_are_taken_by_the_next_run_and_only_misses_are_counted(
 ) -> None:
     cache = IndexCache(tmp_path)
     first: list[str] = []
-    run = KeptCounts(counting(first), cache)
+    run = KeptCounts(counting(first), cache, RETRIEVED_NAME)
     assert [run.count(text) for text in ("a b", "c d e", "a b")] == [2, 3, 2]
     assert first == ["a b", "c d e"]
     run.store()
     second: list[str] = []
-    rerun = KeptCounts(counting(second), cache)
+    rerun = KeptCounts(counting(second), cache, RETRIEVED_NAME)
     assert [rerun.count(text) for text in ("c d e", "f")] == [3, 1]
     assert second == ["f"]
     rerun.store()
     # Another counter method takes nothing kept for this one.
     other: list[str] = []
-    assert KeptCounts(TokenCounter("other", True, counting(other).count), cache).count("a b") == 2
+    assert (
+        KeptCounts(TokenCounter("other", True, counting(other).count), cache, RETRIEVED_NAME).count(
+            "a b"
+        )
+        == 2
+    )
     assert other == ["a b"]
 
 
 def test_a_run_that_counted_nothing_new_leaves_the_cache_alone(tmp_path: Path) -> None:
     cache = IndexCache(tmp_path)
-    run = KeptCounts(WORDS, cache)
+    run = KeptCounts(WORDS, cache, RETRIEVED_NAME)
     run.count("a b")
     run.store()
     manifest = cache.path(RETRIEVED_NAME)
     before = manifest.stat().st_mtime_ns
-    rerun = KeptCounts(WORDS, cache)
+    rerun = KeptCounts(WORDS, cache, RETRIEVED_NAME)
     rerun.count("a b")
     rerun.store()
     assert manifest.stat().st_mtime_ns == before
@@ -238,15 +266,15 @@ def test_this_runs_texts_are_kept_first_and_the_rest_up_to_the_bound(
 ) -> None:
     monkeypatch.setattr(tokens, "KEPT_TEXTS", 3)
     cache = IndexCache(tmp_path)
-    run = KeptCounts(WORDS, cache)
+    run = KeptCounts(WORDS, cache, RETRIEVED_NAME)
     for text in ("a", "b c", "d e f"):
         run.count(text)
     run.store()
-    rerun = KeptCounts(WORDS, cache)
+    rerun = KeptCounts(WORDS, cache, RETRIEVED_NAME)
     rerun.count("g h i j")
     rerun.store()
     tally: list[str] = []
-    last = KeptCounts(counting(tally), cache)
+    last = KeptCounts(counting(tally), cache, RETRIEVED_NAME)
     # Kept: this run's one text, then the first run's in their order, up to the bound.
     assert [last.count(text) for text in ("g h i j", "a", "b c", "d e f")] == [4, 1, 2, 3]
     assert len(tally) == 1
@@ -268,9 +296,9 @@ def test_kept_counts_not_of_their_shape_are_not_taken(
     tmp_path: Path, arrays: dict[str, npt.NDArray[Any]]
 ) -> None:
     cache = IndexCache(tmp_path)
-    run = KeptCounts(WORDS, cache)
+    run = KeptCounts(WORDS, cache, RETRIEVED_NAME)
     # A planted entry under the right key: its digest is that of "a b".
     cache.store_state(RETRIEVED_NAME, run.key, IndexState(arrays, {}))
     tally: list[str] = []
-    assert KeptCounts(counting(tally), cache).count("a b") == 2
+    assert KeptCounts(counting(tally), cache, RETRIEVED_NAME).count("a b") == 2
     assert tally == ["a b"]

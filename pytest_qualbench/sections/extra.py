@@ -23,10 +23,15 @@ from pytest_qualbench.report.model import Section, Sections
 from pytest_qualbench.sections.head_to_head import Grading, head_to_head
 from pytest_qualbench.sections.rankers import RankerFactory
 from pytest_qualbench.sections.start_times import start_times
-from pytest_qualbench.sections.tokens import KeptCounts, token_cost, token_counter
+from pytest_qualbench.sections.tokens import (
+    RETRIEVED_NAME,
+    KeptCounts,
+    token_cost,
+    token_counter,
+)
 
-# Under the index cache: each content type's whole-corpus token count, and the
-# counts of the texts runs retrieved.
+# Under the index cache: the token counts of the haystacks and of the texts runs
+# retrieved.
 TOKENS_DIR = "tokens"
 
 
@@ -122,7 +127,9 @@ def retrieved_tokens(bench_run: BenchRun, k: int) -> RetrievedTokens:
         return RetrievedTokens({})
     cache = bench_run.index_cache
     kept = KeptCounts(
-        token_counter(), None if cache is None else IndexCache(cache.directory / TOKENS_DIR)
+        token_counter(),
+        None if cache is None else IndexCache(cache.directory / TOKENS_DIR),
+        RETRIEVED_NAME,
     )
     counts: dict[str, int] = {}
     for case_id, texts in sorted(bench_run.retrieved.items()):

@@ -27,15 +27,17 @@ import numpy as np
 
 from pytest_qualbench.engine.types import IndexState
 from pytest_qualbench.fixtures.schema import Case, Entry
-from pytest_qualbench.index_cache import IndexCache, texts_key
+from pytest_qualbench.index_cache import IndexCache
 
 DEFAULT_TOKENS_K = 3
 EXACT_ENCODING = "cl100k_base"
 CHARS_PER_TOKEN = 4
 APPROXIMATE_METHOD = f"approximate: ceil(characters / {CHARS_PER_TOKEN})"
 TOKENS_FORMAT = "pytest_qualbench.sections.tokens 1"
-# Under the tokens cache: the counts of texts runs retrieved (`KeptCounts`).
+# Under the tokens cache, counts of texts by digest (`KeptCounts`): of the texts runs
+# retrieved (counted where the cases ran), and of the haystacks (the whole corpus).
 RETRIEVED_NAME = "retrieved"
+HAYSTACKS_NAME = "haystacks"
 DIGEST_BYTES = 16
 # 24 bytes a text: about 24 MB at most.
 KEPT_TEXTS = 1_000_000
@@ -95,19 +97,22 @@ def token_counter() -> TokenCounter:
 
 
 class KeptCounts:
-    """Token counts of texts by digest, kept in the cache across runs for one counter method.
+    """Token counts of texts by digest, kept in the cache's file `name` across runs for
+    one counter method.
 
-    A run that finds every text it retrieved already counted (unchanged fixtures
-    and engine) neither imports the tokenizer nor encodes anything. Stored are
-    this run's texts first, then earlier runs' others, up to KEPT_TEXTS: a `-k`
-    run does not evict what a full run counted, and the file stays bounded.
+    A run that finds every text it counts already counted (unchanged fixtures
+    and engine) neither imports the tokenizer nor encodes anything, and a run
+    after an edit counts only the texts the edit changed. Stored are this run's
+    texts first, then earlier runs' others, up to KEPT_TEXTS: a `-k` run does not
+    evict what a full run counted, and the file stays bounded.
     """
 
-    def __init__(self, counter: TokenCounter, cache: IndexCache | None) -> None:
+    def __init__(self, counter: TokenCounter, cache: IndexCache | None, name: str) -> None:
         self.counter = counter
         self.cache = cache
-        self.key = f"{TOKENS_FORMAT} retrieved\0{counter.method}"
-        self.kept = {} if cache is None else _kept_counts(cache, self.key)
+        self.name = name
+        self.key = f"{TOKENS_FORMAT} {name}\0{counter.method}"
+        self.kept = {} if cache is None else _kept_counts(cache, name, self.key)
         # This run's texts: by the text itself (a str caches its hash, and the same
         # chunk comes back case after case), each digested once, on first sight.
         self.used: dict[str, tuple[bytes, int]] = {}
@@ -137,7 +142,7 @@ class KeptCounts:
             "counts": np.fromiter(map(merged.__getitem__, digests), np.int64, len(digests)),
         }
         with contextlib.suppress(OSError):
-            self.cache.store_state(RETRIEVED_NAME, self.key, IndexState(arrays, {}))
+            self.cache.store_state(self.name, self.key, IndexState(arrays, {}))
 
 
 def _digest(text: str) -> bytes:
@@ -145,9 +150,10 @@ def _digest(text: str) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=DIGEST_BYTES).digest()
 
 
-def _kept_counts(cache: IndexCache, key: str) -> dict[bytes, int]:
-    """What `KeptCounts.store` left under `key`; nothing when it is missing or not its shape."""
-    state, _ = cache.load_state(RETRIEVED_NAME, key)
+def _kept_counts(cache: IndexCache, name: str, key: str) -> dict[bytes, int]:
+    """What `KeptCounts.store` left in `name` under `key`; nothing when it is missing or
+    not its shape."""
+    state, _ = cache.load_state(name, key)
     if state is None:
         return {}
     digests, counts = state.arrays.get("digests"), state.arrays.get("counts")
@@ -160,29 +166,6 @@ def _kept_counts(cache: IndexCache, key: str) -> dict[bytes, int]:
     blob = digests.tobytes()
     keys = [blob[start : start + DIGEST_BYTES] for start in range(0, len(blob), DIGEST_BYTES)]
     return dict(zip(keys, counts.tolist(), strict=True))
-
-
-def whole_corpus_tokens(
-    content_type: str, entries: Sequence[Entry], counter: TokenCounter, cache: IndexCache | None
-) -> int:
-    """Tokens of every haystack of the content type, kept in `cache` per counter and haystacks.
-
-    Counting a corpus of 10^5 entries took 8 s, on every run; the key covers the
-    counter's method (its encoding and version) and every haystack, so equal
-    haystacks counted by an equal counter are not counted again.
-    """
-    haystacks = [entry.haystack for entry in entries]
-    if cache is None:
-        return sum(counter.count(haystack) for haystack in haystacks)
-    key = texts_key(f"{TOKENS_FORMAT}\0{counter.method}", haystacks)
-    state, _ = cache.load_state(content_type, key)
-    tokens = None if state is None else state.document.get("tokens")
-    if type(tokens) is int and tokens >= 0:
-        return tokens
-    total = sum(counter.count(haystack) for haystack in haystacks)
-    with contextlib.suppress(OSError):
-        cache.store_state(content_type, key, IndexState(arrays={}, document={"tokens": total}))
-    return total
 
 
 def reduction_percent(retrieved: float, whole: float) -> float | None:
@@ -203,13 +186,17 @@ def token_cost(
 
     `retrieved[case_id]` is the token count of the engine's first k result
     texts for that case, counted with the same `counter`. With a `cache`, each
-    content type's whole-corpus count is kept there (`whole_corpus_tokens`).
+    haystack's count is kept there (`KeptCounts`): counting a corpus of 50k
+    entries took 7 s, and an edit to one entry made a run count them all again
+    when the kept figure was each content type's total.
     """
     positives = sorted((case for case in cases if not case.is_negative), key=lambda c: c.case_id)
+    haystacks = KeptCounts(counter, cache, HAYSTACKS_NAME)
     corpus_tokens = {
-        content_type: whole_corpus_tokens(content_type, entries_of(content_type), counter, cache)
+        content_type: sum(haystacks.count(entry.haystack) for entry in entries_of(content_type))
         for content_type in sorted({case.content_type for case in positives})
     }
+    haystacks.store()
     by_type = {
         content_type: cost_row(
             [retrieved[case.case_id] for case in positives if case.content_type == content_type],
