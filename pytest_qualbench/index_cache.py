@@ -111,9 +111,15 @@ def encode_entry(key: str, body: bytes) -> bytes:
     return MAGIC + json.dumps(header, sort_keys=True).encode("ascii") + b"\n" + body
 
 
-def arrays_directory(name: str, key: str) -> str:
-    """The directory holding the arrays of `name`'s index for `key` (hex: any key is a safe name)."""
-    return f"{name}.{hashlib.sha256(key.encode('utf-8')).hexdigest()[:32]}{ARRAYS_SUFFIX}"
+def arrays_directory(name: str, key: str, table: Any) -> str:
+    """The directory holding the arrays a manifest of `name` lists in `table` for `key`.
+
+    Named by the key and the arrays' checksums (hex: any key is a safe name), so new
+    arrays under an old key (kept token counts are stored again and again under
+    one) go to a new directory, and the old one stands until the manifest is replaced.
+    """
+    identity = key.encode("utf-8") + b"\0" + json.dumps(table, sort_keys=True).encode("utf-8")
+    return f"{name}.{hashlib.sha256(identity).hexdigest()[:32]}{ARRAYS_SUFFIX}"
 
 
 def read_manifest(stream: IO[bytes], key: str) -> tuple[Any, str]:
@@ -281,7 +287,9 @@ class IndexCache:
                 body, status = read_manifest(stream, key)
             if body is None:
                 return None, status
-            return mapped_state(self.directory / arrays_directory(name, key), body), "hit"
+            table = body.get("arrays") if isinstance(body, dict) else None
+            directory = self.directory / arrays_directory(name, key, table)
+            return mapped_state(directory, body), "hit"
         except FileNotFoundError:
             if not self.path(name).exists():
                 return None, "missing"
@@ -300,8 +308,10 @@ class IndexCache:
     def store_state(self, name: str, key: str, state: IndexState) -> bool:
         """Write the state under `name`, replacing what was there whole; False when it is not data.
 
-        A crash leaves the old index or the new one, never half of one. Whatever
-        occupies the paths (a planted directory, a link) is replaced, not followed.
+        A crash, a full disk or a signal leaves the old index or the new one, never
+        half of one: the new arrays go to a directory of their own, which the
+        manifest names only once it is replaced. Whatever occupies the paths (a
+        planted directory, a link) is replaced, not followed.
         """
         try:
             document = json.dumps(state.document, allow_nan=False)
@@ -315,12 +325,13 @@ class IndexCache:
             return False
         self.directory.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(dir=self.directory, prefix=f".{name}.", suffix=".tmp"))
-        target = self.directory / arrays_directory(name, key)
         try:
             table = {
                 array_name: _write_array(staging / f"{number}.npy", array)
                 for number, (array_name, array) in enumerate(state.arrays.items())
             }
+            # Only arrays equal to these (the same checksums) can be there already.
+            target = self.directory / arrays_directory(name, key, table)
             body = (
                 '{"arrays": '
                 + json.dumps(table, sort_keys=True)

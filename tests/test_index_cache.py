@@ -7,6 +7,7 @@ marker), then that the cache rebuilds instead of running it.
 
 from __future__ import annotations
 
+import errno
 import gc
 import hashlib
 import io
@@ -25,7 +26,7 @@ import numpy as np
 import pytest
 
 from pytest_qualbench.engine import Engine
-from pytest_qualbench.engine.types import ALL_KINDS
+from pytest_qualbench.engine.types import ALL_KINDS, IndexState
 from pytest_qualbench.fixtures.schema import Entry
 from pytest_qualbench.index_cache import (
     MAGIC,
@@ -184,8 +185,14 @@ def test_damaged_manifests_are_corrupt_and_rebuilt(
     assert cache.load("markdown", "k", Engine()).status == "hit"
 
 
+def stored_directory(cache: IndexCache, key: str) -> Path:
+    """The arrays directory markdown's manifest names for `key`."""
+    body = json.loads(cache.path("markdown").read_bytes().split(b"\n", 2)[2])
+    return cache.directory / arrays_directory("markdown", key, body["arrays"])
+
+
 def array_files(cache: IndexCache, key: str) -> list[Path]:
-    return sorted((cache.directory / arrays_directory("markdown", key)).iterdir())
+    return sorted(stored_directory(cache, key).iterdir())
 
 
 def flip_last_byte(path: Path) -> None:
@@ -234,16 +241,18 @@ def test_damaged_arrays_are_corrupt_and_rebuilt(
 
 def plant_manifest(cache: IndexCache, key: str, document: object, files: dict[str, bytes]) -> None:
     """A manifest whose every checksum matches what it names: only the content can refuse it."""
-    directory = cache.directory / arrays_directory("markdown", key)
-    directory.mkdir(parents=True)
-    table = {}
-    for number, (name, data) in enumerate(files.items()):
-        (directory / f"{number}.npy").write_bytes(data)
-        table[name] = {
+    table = {
+        name: {
             "file": f"{number}.npy",
             "bytes": len(data),
             "sha256": hashlib.sha256(data).hexdigest(),
         }
+        for number, (name, data) in enumerate(files.items())
+    }
+    directory = cache.directory / arrays_directory("markdown", key, table)
+    directory.mkdir(parents=True)
+    for number, data in enumerate(files.values()):
+        (directory / f"{number}.npy").write_bytes(data)
     body = json.dumps({"arrays": table, "document": document}).encode()
     cache.path("markdown").write_bytes(encode_entry(key, body))
 
@@ -406,7 +415,7 @@ def test_layout_is_a_manifest_and_one_npy_file_per_array(tmp_path: Path, engine:
     }
     manifest = json.loads(body)
     assert manifest["document"] == json.loads(json.dumps(dict(engine.index_state().document)))
-    directory = cache.directory / arrays_directory("markdown", "the-key")
+    directory = stored_directory(cache, "the-key")
     for name, entry in manifest["arrays"].items():
         data = (directory / entry["file"]).read_bytes()
         assert entry == {
@@ -438,7 +447,7 @@ def test_store_replaces_atomically_and_leaves_no_temporary_files(
     cache.store("markdown", "one", engine)
     cache.store("markdown", "two", engine)
     assert sorted(path.name for path in cache.directory.iterdir()) == sorted(
-        ["markdown.idx", arrays_directory("markdown", "two")]
+        ["markdown.idx", stored_directory(cache, "two").name]
     )
     assert cache.load("markdown", "two", Engine()).status == "hit"
     assert cache.load("markdown", "one", Engine()).status == "stale"
@@ -461,7 +470,7 @@ RESTORED_RUN = """
 import sys
 from pathlib import Path
 from pytest_qualbench.engine import Engine
-from pytest_qualbench.engine.types import ALL_KINDS
+from pytest_qualbench.engine.types import ALL_KINDS, IndexState
 from pytest_qualbench.index_cache import IndexCache
 loaded = IndexCache(Path(sys.argv[1])).load("markdown", "k", Engine())
 assert loaded.status == "hit", loaded.status
@@ -511,3 +520,46 @@ def test_chunk_columns_that_cannot_be_the_chunks_are_corrupt(
     cache = IndexCache(tmp_path)
     assert cache.store_state("markdown", "k", damaged)
     assert cache.load("markdown", "k", Engine()) == Loaded(None, "corrupt")
+
+
+# A fresh process whose file-size limit the new state's arrays fit under and its
+# manifest does not: the store fails (EFBIG, as a full disk fails with ENOSPC) once the
+# arrays are in place, before the manifest names them.
+WRITE_LIMIT = 65536
+FAILING_STORE = f"""
+import resource, signal, sys
+from pathlib import Path
+import numpy as np
+from pytest_qualbench.engine.types import IndexState
+from pytest_qualbench.index_cache import IndexCache
+
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, ({WRITE_LIMIT}, {WRITE_LIMIT}))
+state = IndexState({{"counts": np.array([2, 3], np.int64)}}, {{"padding": "x" * {2 * WRITE_LIMIT}}})
+try:
+    IndexCache(Path(sys.argv[1])).store_state("kept", "same-key", state)
+except OSError as exc:
+    print(exc.errno)
+else:
+    sys.exit("the store did not fail")
+"""
+
+
+def test_a_store_failing_on_its_manifest_keeps_the_state_stored_under_the_same_key(
+    tmp_path: Path,
+) -> None:
+    # Kept counts are stored again and again under one key with new arrays each time.
+    cache = IndexCache(tmp_path)
+    assert cache.store_state("kept", "same-key", IndexState({"counts": np.array([1])}, {}))
+    failed = subprocess.run(
+        [sys.executable, "-c", FAILING_STORE, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert failed.returncode == 0, failed.stdout + failed.stderr
+    assert int(failed.stdout) == errno.EFBIG
+    loaded, status = cache.load_state("kept", "same-key")
+    assert status == "hit" and loaded is not None
+    assert loaded.arrays["counts"].tolist() == [1]
+    assert not [path for path in tmp_path.iterdir() if path.name.endswith(".tmp")]
