@@ -37,13 +37,12 @@ from pytest_qualbench.engine import (
     bm25,
     chunk_words,
     fusion,
-    segmented_ids,
     trigram_postings,
 )
 from pytest_qualbench.engine.types import IndexState
 
-# Every engine module that calls the kernel, each through its own `_postings` name.
-KERNEL_USERS = (bm25, chunk_words, fusion, segmented_ids, trigram_postings)
+# Every engine module that calls the kernel, each through its own `walks` name.
+KERNEL_USERS = (bm25, chunk_words, fusion, trigram_postings)
 KERNEL_NAME = "pytest_qualbench.engine._postings"
 
 
@@ -61,7 +60,7 @@ def loaded_kernel(path: Path) -> ModuleType:
 def first_sight_ms(kernel: ModuleType, state: IndexState, corpus: Corpus) -> list[float]:
     """Each query's milliseconds on a freshly restored engine calling `kernel`."""
     for user in KERNEL_USERS:
-        user._postings = kernel  # type: ignore[attr-defined]
+        user.walks = kernel  # type: ignore[attr-defined]
     analysis.stem.cache_clear()
     analysis.word_tokens.cache_clear()
     engine = Engine()

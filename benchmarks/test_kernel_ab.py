@@ -18,7 +18,7 @@ INSTALLED = Path(_postings.__file__)
 def restore_kernel() -> object:
     yield
     for user in kernel_ab.KERNEL_USERS:
-        user._postings = _postings  # type: ignore[attr-defined]
+        user.walks = _postings  # type: ignore[attr-defined]
 
 
 def test_a_pass_runs_on_the_loaded_build_with_nothing_memoised(
@@ -39,7 +39,7 @@ def test_a_pass_runs_on_the_loaded_build_with_nothing_memoised(
 
     times = kernel_ab.first_sight_ms(loaded, engine.index_state(), corpus)
 
-    assert bm25._postings is loaded  # type: ignore[attr-defined]
+    assert bm25.walks is loaded  # type: ignore[attr-defined]
     assert len(times) == len(corpus.queries) and min(times) > 0
     assert 0 < analysis.stem.cache_info().currsize < analysis.QUERY_MEMO_WORDS
     restored = Engine()

@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from pytest_qualbench.engine import _postings
+from pytest_qualbench.engine.kernel import walks
 from pytest_qualbench.engine.segmented_ids import DENSE_ARRAY_NAMES, SegmentedIds
 
 # Stored postings hold two-byte doc ids (`segmented_ids`) and the narrowest weight
@@ -209,14 +209,14 @@ class PostingIndex:
         """BM25 of each candidate (ascending ids) for the terms, summed in term order.
 
         `query_weights` scales each term's share (all 1 when not given). The postings
-        are walked in compiled code (`_postings.add_scores`): a numpy pass per term
+        are walked by the kernel (`walks.add_scores`): a numpy pass per term
         was most of a query's time.
         """
         total: Floats = np.zeros(len(candidates), dtype=np.float64)
         known = self._known(terms, query_weights)
         if not len(candidates) or not len(known.terms):
             return total
-        _postings.add_scores(
+        walks.add_scores(
             *self._postings(),
             *known,
             self.k1,
@@ -235,12 +235,12 @@ class PostingIndex:
         """The `depth` best candidates (ascending ids) by `scores`, best first (equal
         scores by doc id), and their scores.
 
-        Ranked in compiled code (`_postings.best_of`): of tens of thousands of
+        Ranked by the kernel (`walks.best_of`): of tens of thousands of
         candidates, only those the terms of the largest shares leave within reach of
         the best are scored through every term.
         """
         known = self._known(terms, query_weights)
-        docs, scores = _postings.best_of(
+        docs, scores = walks.best_of(
             *self._postings(),
             *known,
             self.k1,
@@ -262,7 +262,7 @@ class PostingIndex:
         fewer than `fill_below` do, then the best visible docs holding any of the terms,
         up to `depth` in all. Their ids, how many hold every term, and their scores.
 
-        In one compiled call (`_postings.every_then_any`): the intersection, the fill
+        In one call of the kernel (`walks.every_then_any`): the intersection, the fill
         and their join were six calls from Python, each paying the interpreter's cold
         caches after the walk before it. The fill scores the docs of every term but the
         commonest, then walks the commonest term's posting for the docs holding it
@@ -270,7 +270,7 @@ class PostingIndex:
         any-term fill ranks tens of thousands of docs at 10^5 chunks for a hundred.
         """
         known = self._known(terms, query_weights)
-        docs, scores, holding_every = _postings.every_then_any(
+        docs, scores, holding_every = walks.every_then_any(
             *self._postings(),
             *known,
             self.k1,
@@ -311,9 +311,9 @@ class PostingIndex:
 
     def _known(self, terms: Sequence[int], query_weights: Sequence[float]) -> KnownTerms:
         """The terms with a posting, in query order, with their IDF (`idf`) and query
-        weight, found in compiled code (`_postings.known_terms`): in Python a term cost
+        weight, found by the kernel (`walks.known_terms`): in Python a term cost
         0.4 us, and a trigram query has 30-40."""
-        known, idfs, weights = _postings.known_terms(
+        known, idfs, weights = walks.known_terms(
             self.ids.bounds,
             self.ids.segments,
             terms,

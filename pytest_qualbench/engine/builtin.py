@@ -84,10 +84,13 @@ class Engine:
     def config(self) -> dict[str, object]:
         """Every constant that shapes a ranking, for the report."""
         from pytest_qualbench.engine.fuzzy import MIN_FUZZY_WORD_CHARS
+        from pytest_qualbench.engine.kernel import KERNEL
         from pytest_qualbench.engine.trigram import MIN_TRIGRAM_WORD_CHARS
 
         return {
             "engine": "pytest_qualbench.engine.Engine",
+            # Which kernel walked the postings (`kernel`): the same rankings either way.
+            "kernel": KERNEL,
             "porter": {
                 "bm25_k1": self.k1,
                 "bm25_b": self.b,

@@ -22,10 +22,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from pytest_qualbench.engine import _postings
 from pytest_qualbench.engine.analysis import haystack, word_runs
 from pytest_qualbench.engine.block_postings import Block, block_of, counted, merged_segmented
 from pytest_qualbench.engine.bm25 import DocIds, Floats, Mask
+from pytest_qualbench.engine.kernel import walks
 from pytest_qualbench.engine.segmented_ids import DENSE_ARRAY_NAMES, SegmentedIds
 from pytest_qualbench.engine.split import FirstSeenIds, Split, SplitBlock
 from pytest_qualbench.engine.trigram_postings import trigram_postings
@@ -97,12 +97,12 @@ class ChunkWords:
         word's own id.
 
         The containing words' postings are walked in compiled code
-        (`_postings.chunks_holding`), one bit a chunk, with no union sorted; a word in
+        (`walks.chunks_holding`), one bit a chunk, with no union sorted; a word in
         many chunks has its bit set or'ed in, not its posting walked.
         """
         found = [self._containing(word) for word in words]
         ends = itertools.accumulate(len(ids) // WORD_ID_BYTES for ids, _ in found)
-        every, any_ = _postings.chunks_holding(
+        every, any_ = walks.chunks_holding(
             *self.chunk_ids.walked(),
             np.frombuffer(b"".join(ids for ids, _ in found), dtype=np.int64),
             np.fromiter(ends, dtype=np.int64, count=len(found)),
@@ -122,7 +122,7 @@ class ChunkWords:
         order; as it is when some word is in no chunk as a word of its own."""
         if min(own, default=-1) < 0 or len(docs) < 2:
             return docs, scores
-        moved, moved_scores = _postings.words_first(
+        moved, moved_scores = walks.words_first(
             *self.chunk_ids.walked(), np.array(own, dtype=np.int64), docs, scores
         )
         return np.frombuffer(moved, dtype=np.int64), np.frombuffer(moved_scores, dtype=np.float64)
@@ -130,8 +130,8 @@ class ChunkWords:
     def _containing(self, word: str) -> tuple[bytearray, int]:
         """`containing` as int64 bytes, and the id of `word` itself (-1 when no chunk holds
         it as a word): found, narrowed and checked in one compiled call
-        (`_postings.words_containing`), as a query's words' lookups were a tenth of it."""
-        return _postings.words_containing(
+        (`walks.words_containing`), as a query's words' lookups were a tenth of it."""
+        return walks.words_containing(
             self.keys,
             *self.word_ids.walked(),
             self.words,

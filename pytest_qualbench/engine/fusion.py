@@ -9,7 +9,7 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from pytest_qualbench.engine import _postings
+from pytest_qualbench.engine.kernel import walks
 
 RRF_K = 60
 # The scores of a ranking fused without score gaps: never read.
@@ -84,10 +84,10 @@ def fuse(
     the shares are RRF's, bit for bit.
 
     The spreads, the sums, the ranking and the labels are computed in compiled code
-    (`_postings.fused`): with numpy they were a sixth of a median query.
+    (`walks.fused`): with numpy they were a sixth of a median query.
     """
     gapped = bool(gap_weight)
-    docs, scores, found = _postings.fused(
+    docs, scores, found = walks.fused(
         [
             (
                 np.ascontiguousarray(ranking, dtype=np.int64),

@@ -21,7 +21,6 @@ from dataclasses import dataclass, replace
 import numpy as np
 import numpy.typing as npt
 
-from pytest_qualbench.engine import _postings
 from pytest_qualbench.engine.block_postings import (
     BLOCK_DOCS,
     Block,
@@ -30,6 +29,7 @@ from pytest_qualbench.engine.block_postings import (
     merged_segmented,
 )
 from pytest_qualbench.engine.bm25 import DocIds, Mask, Weights
+from pytest_qualbench.engine.kernel import walks
 from pytest_qualbench.engine.segmented_ids import SEGMENT_DOCS, SegmentedIds
 
 # A block is small enough for its int64 temporaries to stay a few tens of MB.
@@ -53,10 +53,10 @@ def trigram_ids(keys: DocIds, word: str) -> list[int]:
     -1 (UNKNOWN_TERM) for those not in `keys`.
 
     A query word's keys are packed as `trigram_keys` packs a text's, and looked up in
-    compiled code (`_postings.trigram_ids`): a few numpy calls a word were a tenth of a
+    the kernel (`walks.trigram_ids`): a few numpy calls a word were a tenth of a
     query's time.
     """
-    return _postings.trigram_ids(keys, word)
+    return walks.trigram_ids(keys, word)
 
 
 @dataclass(frozen=True)
