@@ -14,13 +14,40 @@
  * Scores must be the bits numpy computed before this module existed: each term's share
  * is tf * (k1 + 1) / (norm + tf) * idf * query_weight, evaluated in that order in
  * float64 and added to the candidate's total term by term. Compiled with
- * -ffp-contract=off, so no multiply and add are fused.
+ * -ffp-contract=off (MSVC: /fp:precise), so no multiply and add are fused.
+ *
+ * `reference_kernel.py` is this module in Python and numpy, with the same functions and
+ * results; tests/engine/test_kernel_differential.py calls both on generated input. Every
+ * exported function checks its arguments and raises TypeError or ValueError: a caller's
+ * mistake must never read outside a buffer, since a crash here ends the user's whole
+ * pytest session. Only the stable ABI of Python 3.11 is used (Py_LIMITED_API), so one
+ * build serves every later Python.
+ *
+ * Compiler builtins (prefetch, count of trailing zeros, branch hints) have portable
+ * fallbacks, taken by MSVC and by any build defining QUALBENCH_PORTABLE_C (the
+ * sanitizer stage of .ci/run builds that way too, so the fallbacks are tested here).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <math.h>
 #include <string.h>
+
+#if (defined(__GNUC__) || defined(__clang__)) && !defined(QUALBENCH_PORTABLE_C)
+#define PREFETCH(address) __builtin_prefetch(address)
+#define UNLIKELY(condition) __builtin_expect(!!(condition), 0)
+#define HAS_BUILTINS 1
+#else
+#define PREFETCH(address) ((void)(address))
+#define UNLIKELY(condition) (condition)
+#define HAS_BUILTINS 0
+#endif
+
+/* Bounds that keep every id and rank computation far from int64 overflow: a segment
+ * count (ids stay below 2**47) and the RRF constant. */
+#define MOST_SEGMENTS ((Py_ssize_t)1 << 31)
+#define MOST_RRF_K ((Py_ssize_t)1 << 40)
 
 #define SEGMENT_BITS 16
 #define SEGMENT_DOCS ((int64_t)1 << SEGMENT_BITS)
@@ -108,7 +135,8 @@ static int postings_of(PyObject *local, PyObject *bounds, Py_ssize_t segments,
     postings->run_count = postings->bounds.shape[0];
     postings->segments = segments;
     postings->word_count = postings->dense_bits.shape[0];
-    if (segments < 1 || (postings->run_count - 1) % segments != 0) {
+    if (segments < 1 || segments > MOST_SEGMENTS || postings->run_count < 1 ||
+        (postings->run_count - 1) % segments != 0) {
         PyErr_SetString(PyExc_ValueError, "id bounds do not match the segment count");
         postings_release(postings);
         return -1;
@@ -228,13 +256,23 @@ static inline int dense_walk(int64_t rows, Py_ssize_t count) { return rows <= 4 
  * found_rows): the same count in a few inline steps (Hacker's Delight, 5-2), the
  * builtin wherever it is one instruction. */
 static inline int64_t bits_set(uint64_t word) {
-#if defined(__x86_64__) && !defined(__POPCNT__)
+#if HAS_BUILTINS && !(defined(__x86_64__) && !defined(__POPCNT__))
+    return __builtin_popcountll(word);
+#else
     word -= (word >> 1) & 0x5555555555555555ull;
     word = (word & 0x3333333333333333ull) + ((word >> 2) & 0x3333333333333333ull);
     word = (word + (word >> 4)) & 0x0f0f0f0f0f0f0f0full;
     return (int64_t)((word * 0x0101010101010101ull) >> 56);
+#endif
+}
+
+/* The place of a nonzero word's lowest set bit: the builtin where there is one, else the
+ * bit isolated and counted below (Hacker's Delight, 5-4). */
+static inline int64_t lowest_bit(uint64_t word) {
+#if HAS_BUILTINS
+    return __builtin_ctzll(word);
 #else
-    return __builtin_popcountll(word);
+    return bits_set((word & (0 - word)) - 1);
 #endif
 }
 
@@ -276,7 +314,7 @@ static void found_rows(const Postings *postings, int64_t key, Py_ssize_t segment
         Py_ssize_t to = from + PROBE_BATCH < count ? from + PROBE_BATCH : count;
         for (Py_ssize_t at = from; at < to; at++) {
             rows[at] = guessed(ids, start, end, wanted[at]);
-            if (rows[at] < end) __builtin_prefetch(ids + rows[at]);
+            if (rows[at] < end) PREFETCH(ids + rows[at]);
         }
         for (Py_ssize_t at = from; at < to; at++) {
             int64_t row = settled(ids, start, end, rows[at], wanted[at]);
@@ -312,6 +350,11 @@ static int segmented_of(const int64_t *docs, Py_ssize_t count, Py_ssize_t segmen
     for (Py_ssize_t at = 0; at < count; at++) {
         if (at && docs[at] <= docs[at - 1]) {
             PyErr_SetString(PyExc_ValueError, "doc ids are not ascending");
+            return -1;
+        }
+        /* Its segment's count is written: an id outside the segments would write outside. */
+        if (docs[at] < 0 || docs[at] >= (int64_t)segments << SEGMENT_BITS) {
+            PyErr_SetString(PyExc_ValueError, "a doc id is out of range");
             return -1;
         }
         cut->local[at] = (uint16_t)(docs[at] & (SEGMENT_DOCS - 1));
@@ -391,7 +434,19 @@ static int scoring_of(const Postings *postings, PyObject *weights, PyObject *nor
         PyErr_SetString(PyExc_ValueError, "the segment count does not match the norms");
         return -1;
     }
+    if (!isfinite(k1)) {
+        PyErr_SetString(PyExc_ValueError, "k1 is not finite");
+        return -1;
+    }
     scoring->term = scoring->terms.buf;
+    Py_ssize_t keys = (postings->run_count - 1) / postings->segments;
+    for (Py_ssize_t t = 0; t < scoring->term_count; t++) {
+        if (scoring->term[t] < 0 || scoring->term[t] >= keys) {
+            PyErr_Format(PyExc_ValueError, "posting key %lld out of range",
+                         (long long)scoring->term[t]);
+            return -1;
+        }
+    }
     scoring->norm = scoring->norms.buf;
     scoring->idf = scoring->idfs.buf;
     scoring->query_weight = scoring->query_weights.buf;
@@ -484,7 +539,7 @@ static void add_shares(const Postings *postings, const Scoring *scoring, Py_ssiz
         const char *weights = scoring->weights.buf;
         Py_ssize_t weight_size = scoring->weights.itemsize;
         for (Py_ssize_t at = first; at < last; at++)
-            if (rows[at] >= 0) __builtin_prefetch(weights + rows[at] * weight_size);
+            if (rows[at] >= 0) PREFETCH(weights + rows[at] * weight_size);
         for (Py_ssize_t at = first; at < last; at++)
             if (rows[at] >= 0) total[at] += share_of(scoring, t, rows[at], docs[at]);
     }
@@ -524,7 +579,8 @@ static int adder_of(const int64_t *docs, Py_ssize_t count, Py_ssize_t segments,
     if (count) memcpy(ids, docs, (size_t)count * sizeof(int64_t));
     adder->docs = ids;
     adder->count = count;
-    if (count >= INT32_MAX) {
+    /* A slot is a candidate's place plus SLOT_SINKS, in an int32. */
+    if (count >= INT32_MAX - SLOT_SINKS) {
         PyErr_SetString(PyExc_ValueError, "too many candidates");
         return -1;
     }
@@ -603,6 +659,7 @@ PyDoc_STRVAR(add_scores_doc,
 "posting holds, term after term: tf * (k1 + 1) / (norm + tf) * idf * query weight.");
 
 static PyObject *add_scores(PyObject *module, PyObject *args) {
+    (void)module;
     PyObject *local, *bounds, *dense_at, *dense_bits, *dense_ranks;
     PyObject *weights, *norms, *terms, *idfs, *query_weights, *candidates_object;
     PyObject *totals_object;
@@ -759,8 +816,15 @@ typedef struct {
     int64_t doc;
 } Scored;
 
+/* A total order even where a score is NaN (a damaged norm, weights at the float limits):
+ * NaN after every number. qsort with an order that is not total may read outside the
+ * array in some C libraries. */
 static int better(Scored a, Scored b) {
-    return a.score > b.score || (a.score == b.score && a.doc < b.doc);
+    if (a.score > b.score) return 1;
+    if (a.score < b.score) return 0;
+    int a_nan = a.score != a.score, b_nan = b.score != b.score;
+    if (a_nan != b_nan) return b_nan;
+    return a.doc < b.doc;
 }
 
 /* Restore the heap (worst at the root) below `at`. */
@@ -807,8 +871,8 @@ static void sorted_into(Scored *heap, Py_ssize_t size, PyObject *docs, PyObject 
     if (size == 0) return;
     qsort(heap, (size_t)size, sizeof(Scored), best_first);
     for (Py_ssize_t next = 0; next < size; next++) {
-        ((int64_t *)PyByteArray_AS_STRING(docs))[at + next] = heap[next].doc;
-        ((double *)PyByteArray_AS_STRING(scores))[at + next] = heap[next].score;
+        ((int64_t *)PyByteArray_AsString(docs))[at + next] = heap[next].doc;
+        ((double *)PyByteArray_AsString(scores))[at + next] = heap[next].score;
     }
 }
 
@@ -1013,6 +1077,7 @@ PyDoc_STRVAR(best_of_doc,
 "only those that can reach the best are scored exactly.");
 
 static PyObject *best_of(PyObject *module, PyObject *args) {
+    (void)module;
     PyObject *local, *bounds, *dense_at, *dense_bits, *dense_ranks;
     PyObject *weights, *norms, *terms, *idfs, *query_weights, *candidates_object;
     Py_ssize_t segments, depth;
@@ -1068,7 +1133,7 @@ static Py_ssize_t listed_ids(const IdBits *bits, Py_ssize_t words, const uint8_t
     Py_ssize_t kept = 0;
     for (Py_ssize_t w = 0; w < words; w++)
         for (IdBits left = bits[w]; left; left &= left - 1) {
-            int64_t id = (int64_t)w << 6 | __builtin_ctzll(left);
+            int64_t id = (int64_t)w << 6 | lowest_bit(left);
             ids[kept] = id;
             kept += shown[id] != 0;
         }
@@ -1197,6 +1262,7 @@ PyDoc_STRVAR(every_then_any_doc,
  * paying the interpreter's cold caches after the walk before it (docs/performance.md,
  * round 10). */
 static PyObject *every_then_any(PyObject *module, PyObject *args) {
+    (void)module;
     PyObject *local, *bounds, *dense_at, *dense_bits, *dense_ranks;
     PyObject *weights, *norms, *terms, *idfs, *query_weights, *keys_object, *visible_object;
     Py_ssize_t segments, depth, fill_below;
@@ -1248,12 +1314,14 @@ static PyObject *every_then_any(PyObject *module, PyObject *args) {
     if (best_candidates(&postings, &scoring, every, kept, best_depth, bounded, heap, &size) < 0)
         goto done;
     if (size < fill_below) {
-        rest = PyMem_Calloc((size_t)(depth - size) + 1, sizeof(Scored));
+        /* No more than the corpus's docs: a huge depth must not ask for a huge heap. */
+        Py_ssize_t rest_depth = depth - size < scoring.doc_count ? depth - size : scoring.doc_count;
+        rest = PyMem_Calloc((size_t)rest_depth + 1, sizeof(Scored));
         if (rest == NULL) {
             PyErr_NoMemory();
             goto done;
         }
-        if (best_of_terms(&postings, &scoring, shown, every, kept, depth - size, bounded, rest,
+        if (best_of_terms(&postings, &scoring, shown, every, kept, rest_depth, bounded, rest,
                           &rest_size) < 0)
             goto done;
     }
@@ -1317,7 +1385,7 @@ static int word_chunks(const WordGroups *groups, int64_t word, IdBits *bits, Py_
         if (run_of(postings, word, segment, &row, &end) < 0) return -1;
         for (; row < end; row++) {
             uint32_t chunk = base + postings->ids[row];
-            if (__builtin_expect(chunk >= count, 0)) {
+            if (UNLIKELY(chunk >= count)) {
                 PyErr_SetString(PyExc_ValueError, "a chunk id is out of range");
                 return -1;
             }
@@ -1371,7 +1439,7 @@ static PyObject *visible_chunks(const IdBits *bits, Py_ssize_t words, const uint
     for (Py_ssize_t w = 0; w < words; w++) most += bits_set(bits[w]);
     PyObject *result = PyByteArray_FromStringAndSize(NULL, most * (Py_ssize_t)sizeof(int64_t));
     if (result == NULL) return NULL;
-    Py_ssize_t kept = listed_ids(bits, words, shown, (int64_t *)PyByteArray_AS_STRING(result));
+    Py_ssize_t kept = listed_ids(bits, words, shown, (int64_t *)PyByteArray_AsString(result));
     if (PyByteArray_Resize(result, kept * (Py_ssize_t)sizeof(int64_t)) < 0) Py_CLEAR(result);
     return result;
 }
@@ -1386,6 +1454,7 @@ PyDoc_STRVAR(chunks_holding_doc,
 "second list).");
 
 static PyObject *chunks_holding(PyObject *module, PyObject *args) {
+    (void)module;
     PyObject *local, *bounds, *dense_at, *dense_bits, *dense_ranks;
     PyObject *words_object, *ends_object, *visible_object;
     Py_ssize_t segments;
@@ -1501,6 +1570,7 @@ PyDoc_STRVAR(words_first_doc,
  * own first (`TrigramLayer.search`): its at most `depth` docs, sorted, are found in each
  * word's postings (`found_rows`), with no set the size of the corpus. */
 static PyObject *words_first(PyObject *module, PyObject *args) {
+    (void)module;
     PyObject *local, *bounds, *dense_at, *dense_bits, *dense_ranks;
     PyObject *words_object, *docs_object, *scores_object;
     Py_ssize_t segments;
@@ -1561,8 +1631,8 @@ static PyObject *words_first(PyObject *module, PyObject *args) {
     }
     Py_ssize_t first = 0;
     for (Py_ssize_t at = 0; at < count; at++) first += held[at];
-    int64_t *docs_to = (int64_t *)PyByteArray_AS_STRING(docs_out);
-    double *scores_to = (double *)PyByteArray_AS_STRING(scores_out);
+    int64_t *docs_to = (int64_t *)PyByteArray_AsString(docs_out);
+    double *scores_to = (double *)PyByteArray_AsString(scores_out);
     for (Py_ssize_t at = 0, before = 0, after = first; at < count; at++) {
         Py_ssize_t to = held[at] ? before++ : after++;
         docs_to[to] = doc[at];
@@ -1695,13 +1765,24 @@ PyDoc_STRVAR(fused_doc,
 "any does, else every ranking holding it.");
 
 static PyObject *fused(PyObject *module, PyObject *args) {
+    (void)module;
     PyObject *rankings_object;
     Py_ssize_t k, limit;
     double gap_weight;
     if (!PyArg_ParseTuple(args, "Ondn", &rankings_object, &k, &gap_weight, &limit)) return NULL;
-    PyObject *rankings = PySequence_Fast(rankings_object, "rankings: expected a sequence");
+    if (k < 0 || k > MOST_RRF_K) {
+        PyErr_SetString(PyExc_ValueError, "the RRF constant is negative or too large");
+        return NULL;
+    }
+    if (!isfinite(gap_weight)) {
+        PyErr_SetString(PyExc_ValueError, "the gap weight is not finite");
+        return NULL;
+    }
+    /* A tuple of its own: reading a ranking's weight may run Python code (__float__), which
+     * must not be able to shrink what is being read. */
+    PyObject *rankings = PySequence_Tuple(rankings_object);
     if (rankings == NULL) return NULL;
-    Py_ssize_t layer_count = PySequence_Fast_GET_SIZE(rankings), count = 0, longest = 0, held = 0;
+    Py_ssize_t layer_count = PyTuple_Size(rankings), count = 0, longest = 0, held = 0;
     Py_buffer *views = PyMem_Calloc((size_t)layer_count * 2 + 1, sizeof(Py_buffer));
     double *weights = PyMem_Calloc((size_t)layer_count + 1, sizeof(double));
     Py_ssize_t *full = PyMem_Calloc((size_t)layer_count + 1, sizeof(Py_ssize_t));
@@ -1718,9 +1799,15 @@ static PyObject *fused(PyObject *module, PyObject *args) {
         goto done;
     }
     for (; held < layer_count; held++) {
-        PyObject *docs_object, *scores_object;
-        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(rankings, held), "OOdn;a ranking",
-                              &docs_object, &scores_object, &weights[held], &full[held]))
+        PyObject *docs_object, *scores_object, *ranking = PyTuple_GetItem(rankings, held);
+        if (ranking == NULL) goto done;
+        if (!PyTuple_Check(ranking)) {
+            PyErr_SetString(PyExc_TypeError,
+                            "a ranking: expected a tuple (docs, scores, weight, full)");
+            goto done;
+        }
+        if (!PyArg_ParseTuple(ranking, "OOdn;a ranking", &docs_object, &scores_object,
+                              &weights[held], &full[held]))
             goto done;
         if (buffer_of(docs_object, &views[2 * held], 'q', 0, "docs") < 0) goto done;
         if (buffer_of(scores_object, &views[2 * held + 1], 'd', 0, "scores") < 0) {
@@ -1731,13 +1818,25 @@ static PyObject *fused(PyObject *module, PyObject *args) {
         longest = views[2 * held].shape[0] > longest ? views[2 * held].shape[0] : longest;
     }
     for (Py_ssize_t layer = 0; layer < layer_count; layer++) {
+        if (!isfinite(weights[layer])) {
+            PyErr_SetString(PyExc_ValueError, "a ranking's weight is not finite");
+            goto done;
+        }
         if (full[layer] < 0) {
             PyErr_SetString(PyExc_ValueError, "a negative full-match count");
             goto done;
         }
-        if (gap_weight != 0.0 && views[2 * layer + 1].shape[0] != views[2 * layer].shape[0]) {
+        if (gap_weight == 0.0) continue;
+        if (views[2 * layer + 1].shape[0] != views[2 * layer].shape[0]) {
             PyErr_SetString(PyExc_ValueError, "scores differ from the docs in length");
             goto done;
+        }
+        const double *layer_scores = views[2 * layer + 1].buf;
+        for (Py_ssize_t at = 0; at < views[2 * layer + 1].shape[0]; at++) {
+            if (!isfinite(layer_scores[at])) {
+                PyErr_SetString(PyExc_ValueError, "a ranking's scores are not finite");
+                goto done;
+            }
         }
     }
     uint64_t capacity = 16;
@@ -1784,9 +1883,10 @@ static PyObject *fused(PyObject *module, PyObject *args) {
             Py_XDECREF(bits);
             goto done;
         }
-        PyList_SET_ITEM(ids, at, id);
-        PyList_SET_ITEM(scores, at, score);
-        PyList_SET_ITEM(found, at, bits);
+        /* Each steals its item, even on failure (which a fresh list of this size has none). */
+        if (PyList_SetItem(ids, at, id) < 0 || PyList_SetItem(scores, at, score) < 0 ||
+            PyList_SetItem(found, at, bits) < 0)
+            goto done;
     }
     result = PyTuple_Pack(3, ids, scores, found);
 done:
@@ -1813,19 +1913,24 @@ done:
  * MemoryError. */
 static Py_ssize_t looked_up_trigrams(const int64_t *known, Py_ssize_t known_count,
                                      PyObject *word, int64_t **ids) {
-    Py_ssize_t length = PyUnicode_GET_LENGTH(word), count = length > 2 ? length - 2 : 0;
-    int kind = PyUnicode_KIND(word);
-    const void *data = PyUnicode_DATA(word);
+    Py_ssize_t length = PyUnicode_GetLength(word), count = length > 2 ? length - 2 : 0;
     int64_t *wanted = PyMem_Malloc((size_t)count * sizeof(int64_t) + 1);
     *ids = wanted;
+    if (length < 0) return -1;
     if (wanted == NULL) {
         PyErr_NoMemory();
         return -1;
     }
-    for (Py_ssize_t at = 0; at < count; at++)
-        wanted[at] = (int64_t)PyUnicode_READ(kind, data, at) << 42 |
-                     (int64_t)PyUnicode_READ(kind, data, at + 1) << 21 |
-                     (int64_t)PyUnicode_READ(kind, data, at + 2);
+    /* The code points, each read once (the stable ABI has no direct access to them). */
+    Py_UCS4 previous = 0, last = 0;
+    for (Py_ssize_t at = 0; at < length; at++) {
+        Py_UCS4 point = PyUnicode_ReadChar(word, at);
+        if (point == (Py_UCS4)-1 && PyErr_Occurred()) return -1;
+        if (at >= 2)
+            wanted[at - 2] = (int64_t)previous << 42 | (int64_t)last << 21 | (int64_t)point;
+        previous = last;
+        last = point;
+    }
     qsort(wanted, (size_t)count, sizeof(int64_t), ascending_ids);
     Py_ssize_t distinct = 0;
     for (Py_ssize_t at = 0; at < count; at++)
@@ -1850,6 +1955,7 @@ PyDoc_STRVAR(trigram_ids_doc,
 "`keys` does not hold.");
 
 static PyObject *trigram_ids(PyObject *module, PyObject *args) {
+    (void)module;
     PyObject *keys_object, *word;
     if (!PyArg_ParseTuple(args, "OU", &keys_object, &word)) return NULL;
     Py_buffer keys;
@@ -1865,7 +1971,10 @@ static PyObject *trigram_ids(PyObject *module, PyObject *args) {
             Py_CLEAR(ids);
             break;
         }
-        PyList_SET_ITEM(ids, at, id);
+        if (PyList_SetItem(ids, at, id) < 0) {
+            Py_CLEAR(ids);
+            break;
+        }
     }
 done:
     PyMem_Free(found);
@@ -1883,6 +1992,7 @@ PyDoc_STRVAR(words_containing_doc,
 "itself among them (the one as long), or -1.");
 
 static PyObject *words_containing(PyObject *module, PyObject *args) {
+    (void)module;
     PyObject *keys_object, *local, *bounds, *dense_at, *dense_bits, *dense_ranks, *words, *word;
     Py_ssize_t segments, few;
     if (!PyArg_ParseTuple(args, "OOOnOOOO!Un", &keys_object, &local, &bounds, &segments,
@@ -1903,12 +2013,16 @@ static PyObject *words_containing(PyObject *module, PyObject *args) {
     /* Holding the word's trigrams is not holding the word ("cabca" and "abcab"). */
     Py_ssize_t kept = 0;
     int64_t own = -1;
+    Py_ssize_t word_length = PyUnicode_GetLength(word);
     for (Py_ssize_t at = 0; at < count; at++) {
-        if (found[at] >= PyList_GET_SIZE(words)) {
+        /* The list's size is read each time: nothing below runs Python code, but a list
+         * is never trusted to keep its length. */
+        if (found[at] >= PyList_Size(words)) {
             PyErr_SetString(PyExc_ValueError, "a word id is out of range");
             goto done;
         }
-        PyObject *candidate = PyList_GET_ITEM(words, found[at]);
+        PyObject *candidate = PyList_GetItem(words, found[at]);
+        if (candidate == NULL) goto done;
         if (!PyUnicode_Check(candidate)) {
             PyErr_SetString(PyExc_TypeError, "the words must be str");
             goto done;
@@ -1916,7 +2030,7 @@ static PyObject *words_containing(PyObject *module, PyObject *args) {
         int holds = PyUnicode_Contains(candidate, word);
         if (holds < 0) goto done;
         /* A word holding `word` and as long is `word`. */
-        if (holds && PyUnicode_GET_LENGTH(candidate) == PyUnicode_GET_LENGTH(word)) own = found[at];
+        if (holds && PyUnicode_GetLength(candidate) == word_length) own = found[at];
         found[kept] = found[at];
         kept += holds;
     }
@@ -1946,6 +2060,7 @@ PyDoc_STRVAR(known_terms_doc,
  * 0.4 us each: a trigram query's 30-40 terms were 12-15 us a ranking, more than
  * ranking a few candidates over them (docs/performance.md, round 8). */
 static PyObject *known_terms(PyObject *module, PyObject *args) {
+    (void)module;
     PyObject *bounds_object, *terms_object, *weights_object;
     Py_ssize_t segments, size;
     if (!PyArg_ParseTuple(args, "OnOOn", &bounds_object, &segments, &terms_object,
@@ -1956,17 +2071,24 @@ static PyObject *known_terms(PyObject *module, PyObject *args) {
     PyObject *terms = NULL, *weights = NULL, *result = NULL;
     int64_t *known = NULL;
     double *idfs = NULL, *query_weights = NULL;
-    terms = PySequence_Fast(terms_object, "terms: expected a sequence");
+    /* Tuples of their own: reading an item may run Python code (__index__, __float__),
+     * which must not be able to shrink what is being read. */
+    terms = PySequence_Tuple(terms_object);
     if (terms == NULL) goto done;
-    weights = PySequence_Fast(weights_object, "query weights: expected a sequence");
+    weights = PySequence_Tuple(weights_object);
     if (weights == NULL) goto done;
-    Py_ssize_t count = PySequence_Fast_GET_SIZE(terms);
-    if (PySequence_Fast_GET_SIZE(weights) != count) {
+    Py_ssize_t count = PyTuple_Size(terms);
+    if (PyTuple_Size(weights) != count) {
         PyErr_SetString(PyExc_ValueError, "terms and query weights differ in length");
         goto done;
     }
-    if (segments < 1 || (bounds.shape[0] - 1) % segments != 0 || size < 0) {
+    if (segments < 1 || segments > MOST_SEGMENTS || bounds.shape[0] < 1 ||
+        (bounds.shape[0] - 1) % segments != 0) {
         PyErr_SetString(PyExc_ValueError, "id bounds do not match the segment count");
+        goto done;
+    }
+    if (size < 0) {
+        PyErr_SetString(PyExc_ValueError, "a negative corpus size");
         goto done;
     }
     const int64_t *runs = bounds.buf;
@@ -1980,20 +2102,26 @@ static PyObject *known_terms(PyObject *module, PyObject *args) {
     }
     Py_ssize_t kept = 0;
     for (Py_ssize_t at = 0; at < count; at++) {
-        long long term = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(terms, at));
+        long long term = PyLong_AsLongLong(PyTuple_GetItem(terms, at));
         if (term == -1 && PyErr_Occurred()) goto done;
-        double weight = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(weights, at));
+        double weight = PyFloat_AsDouble(PyTuple_GetItem(weights, at));
         if (weight == -1.0 && PyErr_Occurred()) goto done;
         if (term < 0) continue;
         if (term >= keys) {
             PyErr_Format(PyExc_ValueError, "posting key %lld out of range", term);
             goto done;
         }
-        int64_t rows = runs[(term + 1) * segments] - runs[term * segments];
+        int64_t start = runs[term * segments], end = runs[(term + 1) * segments];
+        /* Checked before the subtraction: damaged bounds must not overflow it. */
+        if (start < 0 || end < start) {
+            PyErr_SetString(PyExc_ValueError, "id bounds are not ascending");
+            goto done;
+        }
+        int64_t rows = end - start;
         /* A term with an empty posting adds nothing (and has no IDF). */
-        if (rows <= 0) continue;
+        if (rows == 0) continue;
         known[kept] = term;
-        idfs[kept] = log((double)(size + 1) / (double)rows);
+        idfs[kept] = log(((double)size + 1.0) / (double)rows);
         query_weights[kept] = weight;
         kept++;
     }
@@ -2032,7 +2160,7 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module_definition = {
     PyModuleDef_HEAD_INIT, "_postings",
     "Walks of segmented postings in compiled code: BM25 scores and intersections.", -1,
-    methods,
+    methods, NULL, NULL, NULL, NULL,
 };
 
 PyMODINIT_FUNC PyInit__postings(void) { return PyModule_Create(&module_definition); }

@@ -162,10 +162,12 @@ class _Scoring:
         """Term `term`'s share at each of `rows`, for the docs `docs`:
         tf * (k1 + 1) / (norm + tf) * idf * query weight, in that order (Robertson's BM25)."""
         tf = self.weights[rows].astype(np.float64)
-        share: Floats = tf * (self.k1 + 1)
-        share /= self.norms[docs] + tf
-        share *= self.idfs[term]
-        share *= self.query_weights[term]
+        # As in C, an overflow or 0/0 gives inf or NaN silently: no warning to raise under -W error.
+        with np.errstate(all="ignore"):
+            share: Floats = tf * (self.k1 + 1)
+            share /= self.norms[docs] + tf
+            share *= self.idfs[term]
+            share *= self.query_weights[term]
         return share
 
     def add(self, docs: Ids, totals: Floats) -> None:

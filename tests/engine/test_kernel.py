@@ -3,6 +3,7 @@ with one warning, unless it was demanded."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import warnings
@@ -59,7 +60,7 @@ def test_the_engine_names_the_kernel_that_ran(setting: str, kernel: str) -> None
     code = "from pytest_qualbench.engine import Engine; print(Engine().config['kernel'])"
     ran = subprocess.run(
         [sys.executable, "-c", code],
-        env={"QUALBENCH_KERNEL": setting, "PATH": ""},
+        env={**os.environ, "QUALBENCH_KERNEL": setting},
         capture_output=True,
         text=True,
         check=True,
