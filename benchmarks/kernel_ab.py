@@ -12,9 +12,11 @@ queries, with the passes' range.
 One index, one process, the builds taking turns: a change in the machine's pace
 lands on both, and the only difference between two passes is the kernel. The two
 builds must be two files (Python hands back the module it already loaded from a
-file), each built with the flags of pyproject.toml's `[[tool.setuptools.ext-modules]]`:
-`gcc -shared -fPIC -O2 -ffp-contract=off -I$(python -c 'import sysconfig;
+file), each built with the flags setup.py gives a unix compiler: `gcc -shared -fPIC -O2
+-ffp-contract=off -DPy_LIMITED_API=0x030B0000 -I$(python -c 'import sysconfig;
 print(sysconfig.get_paths()["include"])') pytest_qualbench/engine/_postings.c -o after.so`.
+A build named `python` is the reference kernel in Python (`reference_kernel`), timed
+against a compiled one the same way.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from pytest_qualbench.engine import (
     bm25,
     chunk_words,
     fusion,
+    reference_kernel,
     trigram_postings,
 )
 from pytest_qualbench.engine.types import IndexState
@@ -44,10 +47,15 @@ from pytest_qualbench.engine.types import IndexState
 # Every engine module that calls the kernel, each through its own `walks` name.
 KERNEL_USERS = (bm25, chunk_words, fusion, trigram_postings)
 KERNEL_NAME = "pytest_qualbench.engine._postings"
+# A build named so is the reference kernel, timed beside a compiled one.
+REFERENCE = "python"
 
 
 def loaded_kernel(path: Path) -> ModuleType:
-    """The extension module at `path`, loaded under the kernel's own name."""
+    """The extension module at `path`, loaded under the kernel's own name; for the path
+    `python`, the reference kernel in Python (`reference_kernel`)."""
+    if str(path) == REFERENCE:
+        return reference_kernel
     loader = importlib.machinery.ExtensionFileLoader(KERNEL_NAME, str(path))
     spec = importlib.util.spec_from_file_location(KERNEL_NAME, path, loader=loader)
     if spec is None:

@@ -870,9 +870,12 @@ static void sorted_into(Scored *heap, Py_ssize_t size, PyObject *docs, PyObject 
                         Py_ssize_t at) {
     if (size == 0) return;
     qsort(heap, (size_t)size, sizeof(Scored), best_first);
+    /* Fetched once: in the stable ABI each is a call, no longer a macro. */
+    int64_t *doc_to = (int64_t *)PyByteArray_AsString(docs);
+    double *score_to = (double *)PyByteArray_AsString(scores);
     for (Py_ssize_t next = 0; next < size; next++) {
-        ((int64_t *)PyByteArray_AsString(docs))[at + next] = heap[next].doc;
-        ((double *)PyByteArray_AsString(scores))[at + next] = heap[next].score;
+        doc_to[at + next] = heap[next].doc;
+        score_to[at + next] = heap[next].score;
     }
 }
 
