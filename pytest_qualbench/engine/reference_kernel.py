@@ -19,203 +19,26 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-SEGMENT_BITS = 16
-# Fusion keeps which rankings found a doc as bits of a 64-bit word.
-MOST_RANKINGS = 63
-# Ranks and the RRF constant are summed as C's Py_ssize_t: bounded far below overflow.
-MOST_RRF_K = 1 << 40
-# Positions of a segment count beyond which ids would not fit int64 arithmetic safely.
-MOST_SEGMENTS = 1 << 31
-WEIGHT_TYPES = (np.uint8, np.uint16, np.float32, np.float64)
-
-Ids = npt.NDArray[np.int64]
-Floats = npt.NDArray[np.float64]
-
-
-def _array(value: object, dtype: type[np.generic], name: str, *, writable: bool = False) -> Any:
-    """`value` as the 1-d, C-contiguous array of `dtype` a compiled walk reads; TypeError for
-    an object that is no array, ValueError for one of another type or shape."""
-    if not isinstance(value, np.ndarray):
-        raise TypeError(f"{name}: expected a numpy array, got {type(value).__name__}")
-    if value.ndim != 1 or value.dtype != np.dtype(dtype) or not value.flags.c_contiguous:
-        raise ValueError(f"{name}: expected a 1-d contiguous array of {np.dtype(dtype)}")
-    if writable and not value.flags.writeable:
-        raise ValueError(f"{name}: the array is read-only")
-    return value
-
-
-class _Postings:
-    """Segmented postings (`segmented_ids`): key k's ids in segment s are
-    local[bounds[k * S + s]:bounds[k * S + s + 1]] plus s << 16. The dense sets are
-    checked for shape and otherwise not read: they only speed up finding rows."""
-
-    def __init__(
-        self,
-        local: object,
-        bounds: object,
-        segments: int,
-        dense_at: object,
-        dense_bits: object,
-        dense_ranks: object,
-    ) -> None:
-        self.local = _array(local, np.uint16, "local ids")
-        self.bounds = _array(bounds, np.int64, "id bounds")
-        at = _array(dense_at, np.int64, "dense set starts")
-        bits = _array(dense_bits, np.uint64, "dense set bits")
-        ranks = _array(dense_ranks, np.uint16, "dense set ranks")
-        segments = operator.index(segments)
-        runs = len(self.bounds) - 1
-        if not 1 <= segments <= MOST_SEGMENTS or runs < 0 or runs % segments:
-            raise ValueError("id bounds do not match the segment count")
-        self.segments = segments
-        self.keys = runs // segments
-        if len(at) != self.keys or len(ranks) != len(bits):
-            raise ValueError("dense sets do not match the postings")
-
-    def run(self, key: int, segment: int) -> tuple[int, int]:
-        """The rows [start, end) of key's run in segment; ValueError for a key out of range
-        or bounds outside the ids."""
-        if not 0 <= key < self.keys:
-            raise ValueError(f"posting key {key} out of range")
-        at = key * self.segments + segment
-        start, end = int(self.bounds[at]), int(self.bounds[at + 1])
-        if start < 0 or start > end or end > len(self.local):
-            raise ValueError("id bounds out of range")
-        return start, end
-
-    def rows(self, key: int) -> int:
-        """How many rows key's posting has, all segments."""
-        start, _ = self.run(key, 0)
-        _, end = self.run(key, self.segments - 1)
-        if end < start:
-            raise ValueError("id bounds are not ascending")
-        return end - start
-
-    def posting(self, key: int) -> tuple[Ids, Ids]:
-        """Key's ids, ascending, and the row of each."""
-        ids, rows = [], []
-        for segment in range(self.segments):
-            start, end = self.run(key, segment)
-            ids.append(self.local[start:end].astype(np.int64) + (segment << SEGMENT_BITS))
-            rows.append(np.arange(start, end, dtype=np.int64))
-        return np.concatenate(ids), np.concatenate(rows)
-
-    def found(self, key: int, wanted: Ids) -> Ids:
-        """The row of each of the ascending ids `wanted` in key's posting, -1 where it has none."""
-        ids, rows = self.posting(key)
-        at = np.searchsorted(ids, wanted)
-        held = at < len(ids)
-        held[held] = ids[at[held]] == wanted[held]
-        found: Ids = np.full(len(wanted), -1, dtype=np.int64)
-        found[held] = rows[at[held]]
-        return found
-
-
-class _Scoring:
-    """A query's BM25 scoring over `_Postings`: the postings' weights, the docs' length
-    norms, and per term its key, IDF and query weight."""
-
-    def __init__(
-        self,
-        postings: _Postings,
-        weights: object,
-        norms: object,
-        terms: object,
-        idfs: object,
-        query_weights: object,
-        k1: float,
-    ) -> None:
-        if not isinstance(weights, np.ndarray):
-            raise TypeError("posting weights: expected a numpy array")
-        if (
-            weights.ndim != 1
-            or weights.dtype not in [np.dtype(kind) for kind in WEIGHT_TYPES]
-            or len(weights) != len(postings.local)
-            or not weights.flags.c_contiguous
-        ):
-            raise ValueError("posting weights do not match the doc ids")
-        self.weights = weights
-        self.norms: Floats = _array(norms, np.float64, "norms")
-        self.terms: Ids = _array(terms, np.int64, "terms")
-        self.idfs: Floats = _array(idfs, np.float64, "idfs")
-        self.query_weights: Floats = _array(query_weights, np.float64, "query weights")
-        if len(self.idfs) != len(self.terms) or len(self.query_weights) != len(self.terms):
-            raise ValueError("terms, idfs and query weights differ in length")
-        self.k1 = float(k1)
-        if not math.isfinite(self.k1):
-            raise ValueError("k1 is not finite")
-        self.doc_count = len(self.norms)
-        segments = (self.doc_count - 1 >> SEGMENT_BITS) + 1 if self.doc_count else 1
-        if postings.segments != segments:
-            raise ValueError("the segment count does not match the norms")
-        for term in self.terms.tolist():
-            if not 0 <= term < postings.keys:
-                raise ValueError(f"posting key {term} out of range")
-        self.postings = postings
-
-    def shares(self, term: int, rows: Ids, docs: Ids) -> Floats:
-        """Term `term`'s share at each of `rows`, for the docs `docs`:
-        tf * (k1 + 1) / (norm + tf) * idf * query weight, in that order (Robertson's BM25)."""
-        tf = self.weights[rows].astype(np.float64)
-        # As in C, an overflow or 0/0 gives inf or NaN silently: no warning to raise under -W error.
-        with np.errstate(all="ignore"):
-            share: Floats = tf * (self.k1 + 1)
-            share /= self.norms[docs] + tf
-            share *= self.idfs[term]
-            share *= self.query_weights[term]
-        return share
-
-    def add(self, docs: Ids, totals: Floats) -> None:
-        """Every term's share added to the totals of the docs (ascending) its posting holds,
-        term after term."""
-        for term, key in enumerate(self.terms.tolist()):
-            rows = self.postings.found(key, docs)
-            held = rows >= 0
-            totals[held] += self.shares(term, rows[held], docs[held])
-
-    def exact(self, docs: Ids) -> Floats:
-        """BM25 of the docs (ascending), summed from +0.0 in term order."""
-        totals: Floats = np.zeros(len(docs), dtype=np.float64)
-        self.add(docs, totals)
-        return totals
-
-
-def _candidates(values: object, doc_count: int) -> Ids:
-    """Candidate doc ids: strictly ascending, each a doc of the corpus."""
-    docs: Ids = _array(values, np.int64, "candidates")
-    if len(docs) >= 2**31 - 1:
-        raise ValueError("too many candidates")
-    if len(docs) and (docs.min() < 0 or docs.max() >= doc_count):
-        raise ValueError("a candidate is not a doc id of the corpus")
-    if np.any(docs[1:] <= docs[:-1]):
-        raise ValueError("doc ids are not ascending")
-    return docs
-
-
-def _order(score: float, doc: int) -> tuple[bool, float, int]:
-    """The sort key of a scored doc: higher scores first, equal scores by the lower doc id,
-    NaN after every number (the compiled kernel's total order, `better`)."""
-    nan = math.isnan(score)
-    return (nan, 0.0 if nan else -score, doc)
-
-
-def _best(docs: Sequence[int], scores: Sequence[float], depth: int) -> list[tuple[int, float]]:
-    """The `depth` best docs by score, best first, equal scores by doc id."""
-    ranked = sorted(zip(docs, scores, strict=True), key=lambda pair: _order(pair[1], pair[0]))
-    return ranked[:depth]
-
-
-def _int64_bytes(values: Sequence[int]) -> bytearray:
-    return bytearray(np.array(values, dtype=np.int64).tobytes())
-
-
-def _float64_bytes(values: Sequence[float]) -> bytearray:
-    return bytearray(np.array(values, dtype=np.float64).tobytes())
+from pytest_qualbench.engine.reference_walks import (
+    MOST_RANKINGS,
+    MOST_RRF_K,
+    MOST_SEGMENTS,
+    Floats,
+    Ids,
+    Postings,
+    Scoring,
+    best_first,
+    checked_array,
+    checked_candidates,
+    float64_bytes,
+    int64_bytes,
+    intersection,
+)
+from pytest_qualbench.engine.segmented_ids import SEGMENT_BITS
 
 
 def add_scores(
@@ -236,13 +59,13 @@ def add_scores(
     /,
 ) -> None:
     """Each term's BM25 share added to the totals of the candidates its posting holds."""
-    postings = _Postings(local, bounds, segments, dense_at, dense_bits, dense_ranks)
-    scoring = _Scoring(postings, weights, norms, terms, idfs, query_weights, k1)
-    sums: Floats = _array(totals, np.float64, "totals", writable=True)
-    docs = _array(candidates, np.int64, "candidates")
+    postings = Postings(local, bounds, segments, dense_at, dense_bits, dense_ranks)
+    scoring = Scoring(postings, weights, norms, terms, idfs, query_weights, k1)
+    sums: Floats = checked_array(totals, np.float64, "totals", writable=True)
+    docs = checked_array(candidates, np.int64, "candidates")
     if len(sums) != len(docs):
         raise ValueError("candidates and totals differ in length")
-    scoring.add(_candidates(docs, scoring.doc_count), sums)
+    scoring.add(checked_candidates(docs, scoring.doc_count), sums)
 
 
 def best_of(
@@ -265,30 +88,14 @@ def best_of(
 ) -> tuple[bytearray, bytearray]:
     """The `depth` best candidates by exact BM25, best first: every candidate is scored
     (`bounded` only lets the compiled kernel skip some; the result is the same)."""
-    postings = _Postings(local, bounds, segments, dense_at, dense_bits, dense_ranks)
-    scoring = _Scoring(postings, weights, norms, terms, idfs, query_weights, k1)
-    docs = _array(candidates, np.int64, "candidates")
+    postings = Postings(local, bounds, segments, dense_at, dense_bits, dense_ranks)
+    scoring = Scoring(postings, weights, norms, terms, idfs, query_weights, k1)
+    docs = checked_array(candidates, np.int64, "candidates")
     if operator.index(depth) < 0:
         raise ValueError("a negative depth")
-    docs = _candidates(docs, scoring.doc_count)
-    best = _best(docs.tolist(), scoring.exact(docs).tolist(), depth)
-    return _int64_bytes([doc for doc, _ in best]), _float64_bytes([score for _, score in best])
-
-
-def _intersection(postings: _Postings, keys: Sequence[int], few: int) -> Ids:
-    """The ids in the postings of the distinct `keys` (none when a key is negative or
-    there are none), intersected from the shortest posting up (ties by key) until at
-    most `few` are left."""
-    if not keys or min(keys) < 0:
-        return np.empty(0, dtype=np.int64)
-    distinct = sorted(set(keys))
-    by_size = sorted(distinct, key=lambda key: (postings.rows(key), key))
-    found, _ = postings.posting(by_size[0])
-    for key in by_size[1:]:
-        if len(found) <= few:
-            break
-        found = found[postings.found(key, found) >= 0]
-    return found
+    docs = checked_candidates(docs, scoring.doc_count)
+    best = best_first(docs.tolist(), scoring.exact(docs).tolist(), depth)
+    return int64_bytes([doc for doc, _ in best]), float64_bytes([score for _, score in best])
 
 
 def every_then_any(
@@ -313,20 +120,20 @@ def every_then_any(
 ) -> tuple[bytearray, bytearray, int]:
     """The best visible docs holding every key, then (when fewer than `fill_below`) the
     best other visible docs holding any term, up to `depth` in all; and how many came first."""
-    postings = _Postings(local, bounds, segments, dense_at, dense_bits, dense_ranks)
-    scoring = _Scoring(postings, weights, norms, terms, idfs, query_weights, k1)
-    every_key = _array(keys, np.int64, "keys")
-    shown = _array(visible, np.bool_, "visible")
+    postings = Postings(local, bounds, segments, dense_at, dense_bits, dense_ranks)
+    scoring = Scoring(postings, weights, norms, terms, idfs, query_weights, k1)
+    every_key = checked_array(keys, np.int64, "keys")
+    shown = checked_array(visible, np.bool_, "visible")
     if len(shown) != scoring.doc_count:
         raise ValueError("visible differs from the norms in length")
     depth = operator.index(depth)
     if depth < 0:
         raise ValueError("a negative depth")
-    every = _intersection(postings, every_key.tolist(), 0)
+    every = intersection(postings, every_key.tolist(), 0)
     if len(every) and every.max() >= scoring.doc_count:
         raise ValueError("posting ids out of range")
     every = every[shown[every]]
-    best = _best(every.tolist(), scoring.exact(every).tolist(), depth)
+    best = best_first(every.tolist(), scoring.exact(every).tolist(), depth)
     rest: list[tuple[int, float]] = []
     if len(best) < operator.index(fill_below) and len(scoring.terms) and depth > len(best):
         held = [postings.posting(key)[0] for key in scoring.terms.tolist()]
@@ -334,11 +141,11 @@ def every_then_any(
         if len(docs) and docs.max() >= scoring.doc_count:
             raise ValueError("a posting id lies past the corpus")
         docs = docs[shown[docs] & ~np.isin(docs, every)]
-        rest = _best(docs.tolist(), scoring.exact(docs).tolist(), depth - len(best))
+        rest = best_first(docs.tolist(), scoring.exact(docs).tolist(), depth - len(best))
     ranked = best + rest
     return (
-        _int64_bytes([doc for doc, _ in ranked]),
-        _float64_bytes([score for _, score in ranked]),
+        int64_bytes([doc for doc, _ in ranked]),
+        float64_bytes([score for _, score in ranked]),
         len(best),
     )
 
@@ -354,7 +161,7 @@ def _group_ends(words: Ids, ends: Ids) -> list[tuple[int, int]]:
     return groups
 
 
-def _chunks_of(postings: _Postings, words: Ids, chunk_count: int) -> npt.NDArray[np.bool_]:
+def _chunks_of(postings: Postings, words: Ids, chunk_count: int) -> npt.NDArray[np.bool_]:
     """One flag a chunk: whether any of `words`' postings holds it."""
     held = np.zeros(chunk_count, dtype=bool)
     for word in words.tolist():
@@ -379,10 +186,10 @@ def chunks_holding(
 ) -> tuple[bytearray, bytearray]:
     """The visible chunks holding a word of every group, ascending; when there are none,
     those holding a word of any group (else an empty second list)."""
-    postings = _Postings(local, bounds, segments, dense_at, dense_bits, dense_ranks)
-    word_ids = _array(words, np.int64, "words")
-    ends = _array(group_ends, np.int64, "group ends")
-    shown = _array(visible, np.bool_, "visible")
+    postings = Postings(local, bounds, segments, dense_at, dense_bits, dense_ranks)
+    word_ids = checked_array(words, np.int64, "words")
+    ends = checked_array(group_ends, np.int64, "group ends")
+    shown = checked_array(visible, np.bool_, "visible")
     if len(shown) > postings.segments << SEGMENT_BITS:
         raise ValueError("visible is longer than the postings' segments")
     groups = _group_ends(word_ids, ends)
@@ -398,9 +205,9 @@ def chunks_holding(
                 break
         every = np.flatnonzero(in_every).astype(np.int64)
     if len(every):
-        return _int64_bytes(every.tolist()), bytearray()
+        return int64_bytes(every.tolist()), bytearray()
     in_any = _chunks_of(postings, grouped, len(shown)) & shown
-    return bytearray(), _int64_bytes(np.flatnonzero(in_any).tolist())
+    return bytearray(), int64_bytes(np.flatnonzero(in_any).tolist())
 
 
 def words_first(
@@ -417,10 +224,10 @@ def words_first(
 ) -> tuple[bytearray, bytearray]:
     """The ranking `docs` with its `scores`, the docs in the chunks of every one of
     `words` moved before the others, each part in its order."""
-    postings = _Postings(local, bounds, segments, dense_at, dense_bits, dense_ranks)
-    word_ids = _array(words, np.int64, "words")
-    ranked: Ids = _array(docs, np.int64, "docs")
-    ranked_scores: Floats = _array(scores, np.float64, "scores")
+    postings = Postings(local, bounds, segments, dense_at, dense_bits, dense_ranks)
+    word_ids = checked_array(words, np.int64, "words")
+    ranked: Ids = checked_array(docs, np.int64, "docs")
+    ranked_scores: Floats = checked_array(scores, np.float64, "scores")
     if len(ranked_scores) != len(ranked):
         raise ValueError("scores differ from the docs in length")
     for word in word_ids.tolist():
@@ -435,7 +242,7 @@ def words_first(
         chunks, _ = postings.posting(word)
         held &= np.isin(ranked, chunks)
     order = np.concatenate((np.flatnonzero(held), np.flatnonzero(~held)))
-    return _int64_bytes(ranked[order].tolist()), _float64_bytes(ranked_scores[order].tolist())
+    return int64_bytes(ranked[order].tolist()), float64_bytes(ranked_scores[order].tolist())
 
 
 def fused(
@@ -463,8 +270,8 @@ def fused(
         if not isinstance(ranking, tuple) or len(ranking) != 4:
             raise TypeError("a ranking: expected a tuple (docs, scores, weight, full)")
         docs_object, scores_object, weight_object, full_object = ranking
-        docs = _array(docs_object, np.int64, "docs")
-        scores = _array(scores_object, np.float64, "scores")
+        docs = checked_array(docs_object, np.int64, "docs")
+        scores = checked_array(scores_object, np.float64, "scores")
         weight, full = float(weight_object), operator.index(full_object)
         if not math.isfinite(weight):
             raise ValueError("a ranking's weight is not finite")
@@ -487,7 +294,7 @@ def fused(
             score[doc] = score.get(doc, 0.0) + weight * share
             ranked[doc] = ranked.get(doc, 0) | bit
             matched[doc] = matched.get(doc, 0) | (bit if rank < full else 0)
-    best = _best(list(score), list(score.values()), limit if limit >= 0 else len(score))
+    best = best_first(list(score), list(score.values()), limit if limit >= 0 else len(score))
     return (
         [doc for doc, _ in best],
         [total for _, total in best],
@@ -516,7 +323,7 @@ def _positions(keys: Ids, wanted: list[int]) -> list[int]:
 def trigram_ids(keys: object, word: str, /) -> list[int]:
     """The positions in `keys` (ascending) of the word's distinct trigram keys, ascending
     by key; -1 for a key `keys` does not hold."""
-    known = _array(keys, np.int64, "keys")
+    known = checked_array(keys, np.int64, "keys")
     if not isinstance(word, str):
         raise TypeError("word: expected a str")
     return _positions(known, _trigram_keys(word))
@@ -537,13 +344,13 @@ def words_containing(
 ) -> tuple[bytearray, int]:
     """The ids of the `words` holding `word` as a substring, among those in the postings
     of all its trigrams (intersected until at most `few` are left), and `word`'s own id (-1)."""
-    postings = _Postings(local, bounds, segments, dense_at, dense_bits, dense_ranks)
-    known = _array(keys, np.int64, "keys")
+    postings = Postings(local, bounds, segments, dense_at, dense_bits, dense_ranks)
+    known = checked_array(keys, np.int64, "keys")
     if not isinstance(words, list):
         raise TypeError("words: expected a list")
     if not isinstance(word, str):
         raise TypeError("word: expected a str")
-    found = _intersection(postings, _positions(known, _trigram_keys(word)), operator.index(few))
+    found = intersection(postings, _positions(known, _trigram_keys(word)), operator.index(few))
     kept, own = [], -1
     for word_id in found.tolist():
         if word_id >= len(words):
@@ -555,7 +362,7 @@ def words_containing(
             kept.append(word_id)
             if len(candidate) == len(word):
                 own = word_id
-    return _int64_bytes(kept), own
+    return int64_bytes(kept), own
 
 
 def known_terms(
@@ -568,7 +375,7 @@ def known_terms(
 ) -> tuple[bytearray, bytearray, bytearray]:
     """Of the `terms` (a negative one held nowhere), those whose postings hold a doc, in
     order, with each one's IDF log((size + 1) / df) and its query weight."""
-    runs = _array(bounds, np.int64, "id bounds")
+    runs = checked_array(bounds, np.int64, "id bounds")
     terms, query_weights = list(terms), list(query_weights)
     if len(query_weights) != len(terms):
         raise ValueError("terms and query weights differ in length")
@@ -597,4 +404,4 @@ def known_terms(
         known.append(term)
         idfs.append(math.log((float(size) + 1.0) / float(rows)))
         weights.append(weight)
-    return _int64_bytes(known), _float64_bytes(idfs), _float64_bytes(weights)
+    return int64_bytes(known), float64_bytes(idfs), float64_bytes(weights)
