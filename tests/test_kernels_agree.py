@@ -15,6 +15,7 @@ import pytest
 
 from pytest_qualbench.report.build import without_timings
 from pytest_qualbench.report.model import Report
+from tests.kernels import needs_compiled
 
 PROJECT = Path(__file__).resolve().parent.parent
 
@@ -31,6 +32,7 @@ def gate_report(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, kern
     return loaded
 
 
+@needs_compiled
 def test_the_reference_kernel_gives_the_compiled_kernels_report(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

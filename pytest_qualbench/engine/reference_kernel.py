@@ -62,7 +62,9 @@ def add_scores(
     postings = Postings(local, bounds, segments, dense_at, dense_bits, dense_ranks)
     scoring = Scoring(postings, weights, norms, terms, idfs, query_weights, k1)
     sums: Floats = checked_array(totals, np.float64, "totals", writable=True)
-    docs = checked_array(candidates, np.int64, "candidates")
+    # Copied before a total is written, as the compiled kernel copies them: the totals may
+    # be the candidates' own buffer.
+    docs = checked_array(candidates, np.int64, "candidates").copy()
     if len(sums) != len(docs):
         raise ValueError("candidates and totals differ in length")
     scoring.add(checked_candidates(docs, scoring.doc_count), sums)

@@ -33,14 +33,17 @@ Floats = npt.NDArray[np.float64]
 def checked_array(
     value: object, dtype: type[np.generic], name: str, *, writable: bool = False
 ) -> Any:
-    """`value` as the 1-d, C-contiguous array of `dtype` a compiled walk reads; TypeError for
-    an object that is no array, ValueError for one of another type or shape."""
+    """`value` as the 1-d, C-contiguous, aligned array of `dtype` a compiled walk reads;
+    TypeError for an object that is no array, ValueError for one of another type or shape."""
     if not isinstance(value, np.ndarray):
         raise TypeError(f"{name}: expected a numpy array, got {type(value).__name__}")
     if value.ndim != 1 or value.dtype != np.dtype(dtype) or not value.flags.c_contiguous:
         raise ValueError(f"{name}: expected a 1-d contiguous array of {np.dtype(dtype)}")
     if writable and not value.flags.writeable:
         raise ValueError(f"{name}: the array is read-only")
+    # As the compiled kernel refuses it: a misaligned view (numpy maps at any file offset).
+    if value.ctypes.data % value.itemsize:
+        raise ValueError(f"{name}: the array is not aligned")
     return value
 
 

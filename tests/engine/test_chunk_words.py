@@ -11,9 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_qualbench.engine import _postings, split
+from pytest_qualbench.engine import split
 from pytest_qualbench.engine.analysis import haystack
 from pytest_qualbench.engine.chunk_words import CHUNK_DENSE_SHARE, ChunkWords, chunk_words
+from pytest_qualbench.engine.kernel import walks
 from pytest_qualbench.engine.segmented_ids import SegmentedIds, Walked
 from pytest_qualbench.engine.split import split_chunks
 from pytest_qualbench.engine.trigram import TrigramLayer
@@ -320,7 +321,7 @@ def test_chunks_holding_is_the_set_of_chunks_it_stands_for(
     ]
     visible = rng.random(chunk_count) < 0.8
     groups = [rng.choice(12, size, replace=False).tolist() for size in group_sizes]
-    every, any_ = _postings.chunks_holding(
+    every, any_ = walks.chunks_holding(
         *segmented(word_chunks, chunk_count),
         np.array([word for group in groups for word in group], dtype=np.int64),
         np.cumsum(group_sizes, dtype=np.int64),
@@ -351,7 +352,7 @@ def test_words_first_is_a_stable_partition_by_every_words_chunks(
     ]
     docs = rng.permutation(chunk_count)[:ranked].astype(np.int64)
     scores = rng.random(len(docs))
-    moved, moved_scores = _postings.words_first(
+    moved, moved_scores = walks.words_first(
         *segmented(word_chunks, chunk_count),
         np.array(words, dtype=np.int64),
         docs,
@@ -369,19 +370,19 @@ def test_words_first_refuses_words_and_docs_out_of_range_and_scores_of_another_l
     postings = segmented([np.array([0, 2]), np.array([1])], 3)
     docs = np.array([1, 2, 0], dtype=np.int64)
     scores = np.array([3.0, 2.0, 1.0])
-    moved, _ = _postings.words_first(*postings, np.array([0]), docs, scores)
+    moved, _ = walks.words_first(*postings, np.array([0]), docs, scores)
     assert np.frombuffer(moved, dtype=np.int64).tolist() == [2, 0, 1]
     for word in (2, -1):
         with pytest.raises(ValueError, match=r"posting key -?[0-9]+ out of range"):
-            _postings.words_first(*postings, np.array([word]), docs, scores)
+            walks.words_first(*postings, np.array([word]), docs, scores)
     past_the_ids = (postings[0], np.array([0, 2, 4], dtype=np.int64), *postings[2:])
     with pytest.raises(ValueError, match="id bounds out of range"):
-        _postings.words_first(*past_the_ids, np.array([1]), docs, scores)
+        walks.words_first(*past_the_ids, np.array([1]), docs, scores)
     for doc in (-1, 1 << 16):
         with pytest.raises(ValueError, match="doc id is out of range"):
-            _postings.words_first(*postings, np.array([0]), np.array([doc]), scores[:1])
+            walks.words_first(*postings, np.array([0]), np.array([doc]), scores[:1])
     with pytest.raises(ValueError, match="scores differ"):
-        _postings.words_first(*postings, np.array([0]), docs, scores[:2])
+        walks.words_first(*postings, np.array([0]), docs, scores[:2])
 
 
 def test_words_containing_refuses_word_ids_past_the_words_and_words_not_str() -> None:
@@ -389,15 +390,15 @@ def test_words_containing_refuses_word_ids_past_the_words_and_words_not_str() ->
     index = (words.keys, *words.word_ids.walked())
     # "cabca" holds every trigram of "abcab" but not the word: only word 1 is kept, and
     # no word is "abcab" itself.
-    found, own = _postings.words_containing(*index, words.words, "abcab", 32)
+    found, own = walks.words_containing(*index, words.words, "abcab", 32)
     assert (np.frombuffer(found, dtype=np.int64).tolist(), own) == ([1], -1)
-    found, own = _postings.words_containing(*index, words.words, "cabca", 32)
+    found, own = walks.words_containing(*index, words.words, "cabca", 32)
     assert (np.frombuffer(found, dtype=np.int64).tolist(), own) == ([0], 0)
     with pytest.raises(ValueError, match="word id is out of range"):
-        _postings.words_containing(*index, words.words[:1], "abcab", 32)
+        walks.words_containing(*index, words.words[:1], "abcab", 32)
     not_str = cast(list[str], [b"cabca", b"xabcabx"])
     with pytest.raises(TypeError, match="must be str"):
-        _postings.words_containing(*index, not_str, "abcab", 32)
+        walks.words_containing(*index, not_str, "abcab", 32)
 
 
 def test_a_word_in_a_sixty_fourth_of_the_chunks_has_a_bit_set() -> None:

@@ -20,9 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from pytest_qualbench.engine import _postings, reference_kernel
+from tests.kernels import BUILT_KERNELS, KERNEL_PARAMS
 
-KERNELS = (_postings, reference_kernel)
 ERRORS = (TypeError, ValueError, OverflowError, BufferError)
 
 # One key over one segment (docs 1 and 3 of 4), without a dense set.
@@ -108,7 +107,7 @@ def outcome(function: Callable[..., object], *args: object) -> None:
         function(*args)
 
 
-@pytest.mark.parametrize("kernel", KERNELS, ids=["c", "python"])
+@pytest.mark.parametrize("kernel", KERNEL_PARAMS)
 @pytest.mark.parametrize("name", sorted(valid_calls()))
 def test_every_spoiled_argument_raises_or_returns(kernel: Any, name: str) -> None:
     args = valid_calls()[name]
@@ -120,7 +119,7 @@ def test_every_spoiled_argument_raises_or_returns(kernel: Any, name: str) -> Non
             outcome(getattr(kernel, name), *call)
 
 
-@pytest.mark.parametrize("kernel", KERNELS, ids=["c", "python"])
+@pytest.mark.parametrize("kernel", KERNEL_PARAMS)
 def test_fused_refuses_more_rankings_than_its_bits_and_bad_rankings(kernel: Any) -> None:
     ranking = (IDS, np.ones(2), 1.0, 2)
     with pytest.raises(ValueError, match="more than 63 rankings"):
@@ -135,7 +134,7 @@ def test_fused_refuses_more_rankings_than_its_bits_and_bad_rankings(kernel: Any)
         kernel.fused([ranking], -1, 0.0, 10)
 
 
-@pytest.mark.parametrize("kernel", KERNELS, ids=["c", "python"])
+@pytest.mark.parametrize("kernel", KERNEL_PARAMS)
 def test_scoring_refuses_keys_past_the_postings_and_candidates_out_of_order(kernel: Any) -> None:
     weights, norms, _, idfs, query_weights, k1 = SCORING
     with pytest.raises(ValueError, match="posting key 1 out of range"):
@@ -177,7 +176,7 @@ def test_random_postings_arrays_raise_or_return(
     terms = np.array([0, 1], dtype=np.int64)
     scoring = (weights, np.ones(6), terms, np.ones(2), np.ones(2), 1.2)
     visible = np.ones(6, dtype=bool)
-    for kernel in KERNELS:
+    for kernel in BUILT_KERNELS:
         outcome(kernel.add_scores, *postings, *scoring, ids, np.zeros(len(ids)))
         outcome(kernel.best_of, *postings, *scoring, ids, depth, True)
         outcome(kernel.every_then_any, *postings, *scoring, terms, visible, depth, 1, True)

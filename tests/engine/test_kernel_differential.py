@@ -18,10 +18,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_qualbench.engine import _postings, reference_kernel
+from pytest_qualbench.engine import reference_kernel
 from pytest_qualbench.engine.bm25 import length_norms
+from pytest_qualbench.engine.kernel import COMPILED_MODULE
 from pytest_qualbench.engine.segmented_ids import SEGMENT_DOCS, SegmentedIds, Walked
 from pytest_qualbench.engine.trigram_postings import trigram_postings
+from tests.kernels import NOT_BUILT
+
+_postings = pytest.importorskip(COMPILED_MODULE, reason=NOT_BUILT)
 
 KERNELS = (_postings, reference_kernel)
 EXPORTED = sorted(name for name in dir(_postings) if not name.startswith("_"))

@@ -1,4 +1,5 @@
-"""The compiled posting walks refuse arrays that would make them read past a buffer."""
+"""The posting walks refuse arrays that would make them read past a buffer (on the kernel
+that runs: the compiled one where it is built)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_qualbench.engine import _postings
 from pytest_qualbench.engine.bm25 import idf
+from pytest_qualbench.engine.kernel import KERNEL, walks
 from pytest_qualbench.engine.segmented_ids import Walked
+from tests.kernels import KERNEL_PARAMS
 
 # One key over one segment: docs 1 and 3.
 LOCAL = np.array([1, 3], dtype=np.uint16)
@@ -42,7 +44,7 @@ def add_scores(
     sets: Sets = NO_SETS,
 ) -> np.ndarray:
     totals = np.zeros(len(candidates))
-    _postings.add_scores(
+    walks.add_scores(
         LOCAL,
         bounds,
         1,
@@ -67,7 +69,7 @@ def eight_docs_score(candidates: list[int], sets: Sets) -> list[float]:
     """add_scores over one key holding docs 0-7 once each: its 8 rows are at least 4
     a candidate, so each candidate's row is probed for (by the set when it has one)."""
     totals = np.zeros(len(candidates))
-    _postings.add_scores(
+    walks.add_scores(
         np.arange(8, dtype=np.uint16), np.array([0, 8], dtype=np.int64), 1, *sets,
         np.ones(8, dtype=np.uint8), np.ones(8), np.array([0]), np.ones(1), np.ones(1), 1.0,
         np.array(candidates, dtype=np.int64), totals,
@@ -83,6 +85,7 @@ def test_a_dense_set_finds_the_rows_a_search_finds() -> None:
     assert found == eight_docs_score([5], NO_SETS) == [2 * 1.0 / (1.0 + 1.0)]
 
 
+@pytest.mark.skipif(KERNEL != "c", reason="the reference kernel reads no dense set")
 def test_a_damaged_dense_set_is_never_read_past_its_arrays_or_the_run() -> None:
     _, bits = EIGHT_DOCS_SET
     ranks = np.zeros(1, dtype=np.uint16)
@@ -130,7 +133,7 @@ def test_refuses_keys_and_docs_out_of_range(
 
 def ranked_by_key_0(local: npt.NDArray[Any], bounds: npt.NDArray[Any]) -> None:
     """`best_of` of doc 1 by key 0 over these postings: a walk that reads them whole."""
-    _postings.best_of(
+    walks.best_of(
         local, bounds, 1, *NO_SETS, np.ones(2, dtype=np.uint8), NORMS, np.array([0]),
         np.ones(1), np.ones(1), 1.2, np.array([1]), 1, True,
     )  # fmt: skip
@@ -147,7 +150,7 @@ def test_refuses_arrays_of_another_type() -> None:
     with pytest.raises(ValueError, match="local ids: expected"):
         ranked_by_key_0(LOCAL.astype(np.int32), BOUNDS)
     with pytest.raises(ValueError, match="totals: expected"):
-        _postings.add_scores(
+        walks.add_scores(
             LOCAL, BOUNDS, 1, *NO_SETS, LOCAL, NORMS, np.array([0]), np.ones(1), np.ones(1), 1.2,
             np.array([1]), np.zeros(1, dtype=np.float32),
         )  # fmt: skip
@@ -170,40 +173,39 @@ def test_chunks_holding_refuses_words_and_chunks_out_of_range() -> None:
     postings = word_postings([0, 2, 5], [0, 2, 3])
     visible = np.ones(4, dtype=bool)
     ends = np.array([1], dtype=np.int64)
-    every, _ = _postings.chunks_holding(*postings, np.array([0]), ends, visible)
+    every, _ = walks.chunks_holding(*postings, np.array([0]), ends, visible)
     assert np.frombuffer(every, dtype=np.int64).tolist() == [0, 2]
     # Word 1's chunk 5 is past the 4 chunks: refused whether it is met in the last
     # group, an earlier one, or only by the any-word walk (the second group is empty).
     for words, group_ends in (([1], [1]), ([1, 0], [1, 2]), ([1], [1, 1])):
         with pytest.raises(ValueError, match="chunk id is out of range"):
-            _postings.chunks_holding(*postings, np.array(words), np.array(group_ends), visible)
+            walks.chunks_holding(*postings, np.array(words), np.array(group_ends), visible)
     for word in (2, -1):
         with pytest.raises(ValueError, match=r"posting key -?[0-9]+ out of range"):
-            _postings.chunks_holding(*postings, np.array([word]), ends, visible)
+            walks.chunks_holding(*postings, np.array([word]), ends, visible)
     past_the_ids = word_postings([0, 2, 5], [0, 2, 4])
     with pytest.raises(ValueError, match="id bounds out of range"):
-        _postings.chunks_holding(*past_the_ids, np.array([1]), ends, visible)
+        walks.chunks_holding(*past_the_ids, np.array([1]), ends, visible)
     with pytest.raises(ValueError, match="group ends"):
-        _postings.chunks_holding(*postings, np.array([0]), np.array([2]), visible)
+        walks.chunks_holding(*postings, np.array([0]), np.array([2]), visible)
     with pytest.raises(ValueError, match="longer than the postings' segments"):
-        _postings.chunks_holding(*postings, np.array([0]), ends, np.ones(70_000, dtype=bool))
+        walks.chunks_holding(*postings, np.array([0]), ends, np.ones(70_000, dtype=bool))
 
 
 def test_chunks_holding_refuses_a_dense_set_holding_a_chunk_past_the_chunks() -> None:
     # Word 0's set holds chunks 1 and 3 of 3: bit 3 lies past the chunks.
     postings = word_postings([1, 3], [0, 2], SETS)
     with pytest.raises(ValueError, match="chunk id is out of range"):
-        _postings.chunks_holding(*postings, np.array([0]), np.array([1]), np.ones(3, dtype=bool))
-    every, _ = _postings.chunks_holding(
-        *postings, np.array([0]), np.array([1]), np.ones(4, dtype=bool)
-    )
+        walks.chunks_holding(*postings, np.array([0]), np.array([1]), np.ones(3, dtype=bool))
+    every, _ = walks.chunks_holding(*postings, np.array([0]), np.array([1]), np.ones(4, dtype=bool))
     assert np.frombuffer(every, dtype=np.int64).tolist() == [1, 3]
 
 
-def test_totals_may_share_the_candidates_buffer() -> None:
+@pytest.mark.parametrize("kernel", KERNEL_PARAMS)
+def test_totals_may_share_the_candidates_buffer(kernel: Any) -> None:
     # The candidate ids are copied before any total is written over them.
     shared = np.array([1, 3], dtype=np.int64)
-    _postings.add_scores(
+    kernel.add_scores(
         LOCAL, BOUNDS, 1, *NO_SETS, np.array([2, 1], dtype=np.uint8), NORMS, np.array([0, 0]),
         np.ones(2), np.ones(2), 1.2, shared, shared.view(np.float64),
     )  # fmt: skip
@@ -211,16 +213,20 @@ def test_totals_may_share_the_candidates_buffer() -> None:
     assert shared.view(np.float64).tolist() == [2 * share_1, 2 * share_3]
 
 
-def test_refuses_a_misaligned_array() -> None:
+@pytest.mark.parametrize("kernel", KERNEL_PARAMS)
+def test_refuses_a_misaligned_array(kernel: Any) -> None:
     raw = np.zeros(3 * 8 + 1, dtype=np.uint8)
     misaligned = raw[1:].view(np.int64)
     with pytest.raises(ValueError, match="not aligned"):
-        ranked_by_key_0(LOCAL, misaligned)
+        kernel.best_of(
+            LOCAL, misaligned, 1, *NO_SETS, np.ones(2, dtype=np.uint8), NORMS, np.array([0]),
+            np.ones(1), np.ones(1), 1.2, np.array([1]), 1, True,
+        )  # fmt: skip
 
 
 def test_refuses_a_segment_count_the_norms_do_not_have() -> None:
     with pytest.raises(ValueError, match="segment count"):
-        _postings.add_scores(
+        walks.add_scores(
             LOCAL, np.array([0, 2, 2], dtype=np.int64), 2, *NO_SETS, np.array([2, 1], dtype=np.uint8),
             NORMS, np.array([0]), np.ones(1), np.ones(1), 1.2, np.array([1]), np.zeros(1),
         )  # fmt: skip
@@ -228,7 +234,7 @@ def test_refuses_a_segment_count_the_norms_do_not_have() -> None:
 
 def test_a_visible_flag_of_any_nonzero_byte_counts_once() -> None:
     visible = np.array([200, 0, 7, 0], dtype=np.uint8).view(bool)
-    _, any_ = _postings.chunks_holding(
+    _, any_ = walks.chunks_holding(
         *word_postings([0, 2], [0, 2]), np.array([0]), np.array([0, 1], dtype=np.int64), visible
     )
     assert np.frombuffer(any_, dtype=np.int64).tolist() == [0, 2]
@@ -248,7 +254,7 @@ def test_known_terms_gives_the_idf_bm25_computes_to_the_bit(
     size = max(rows) + extra
     terms = data.draw(st.lists(st.integers(-3, len(rows) - 1), max_size=50))
     weights = [float(at + 1) for at in range(len(terms))]
-    known, idfs, query_weights = _postings.known_terms(bounds, 1, terms, weights, size)
+    known, idfs, query_weights = walks.known_terms(bounds, 1, terms, weights, size)
     expected = [
         (term, idf(size, rows[term]), weight)
         for term, weight in zip(terms, weights, strict=True)
@@ -265,8 +271,8 @@ def test_known_terms_gives_the_idf_bm25_computes_to_the_bit(
 
 def test_known_terms_refuses_keys_past_the_postings_and_unequal_lists() -> None:
     with pytest.raises(ValueError, match="key 1 out of range"):
-        _postings.known_terms(BOUNDS, 1, [1], [1.0], 4)
+        walks.known_terms(BOUNDS, 1, [1], [1.0], 4)
     with pytest.raises(ValueError, match="differ in length"):
-        _postings.known_terms(BOUNDS, 1, [0], [], 4)
+        walks.known_terms(BOUNDS, 1, [0], [], 4)
     with pytest.raises(TypeError):
-        _postings.known_terms(BOUNDS, 1, cast(list[int], ["0"]), [1.0], 4)
+        walks.known_terms(BOUNDS, 1, cast(list[int], ["0"]), [1.0], 4)
