@@ -32,20 +32,10 @@ from types import ModuleType
 
 from benchmarks.corpora import CORPORA
 from benchmarks.corpus import Corpus
-from pytest_qualbench.engine import (
-    ALL_KINDS,
-    Engine,
-    analysis,
-    bm25,
-    chunk_words,
-    fusion,
-    reference_kernel,
-    trigram_postings,
-)
+from pytest_qualbench.engine import ALL_KINDS, Engine, analysis, reference_kernel
 from pytest_qualbench.engine.types import IndexState
+from tests.kernels import KERNEL_USERS
 
-# Every engine module that calls the kernel, each through its own `walks` name.
-KERNEL_USERS = (bm25, chunk_words, fusion, trigram_postings)
 KERNEL_NAME = "pytest_qualbench.engine._postings"
 # A build named so is the reference kernel, timed beside a compiled one.
 REFERENCE = "python"

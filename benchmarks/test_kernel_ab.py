@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from benchmarks import kernel_ab
 from benchmarks.corpora import CORPORA
 from pytest_qualbench.engine import ALL_KINDS, Engine, analysis, bm25
 from pytest_qualbench.engine.kernel import COMPILED_MODULE
+from tests.kernels import KERNEL_USERS
 
 # A/B of two compiled builds: nothing to time where the kernel is not built.
 _postings = pytest.importorskip(COMPILED_MODULE, reason="the compiled kernel is not built")
@@ -18,14 +20,15 @@ INSTALLED = Path(_postings.__file__)
 
 
 @pytest.fixture
-def restore_kernel() -> object:
+def restore_kernel() -> Iterator[None]:
+    saved = [user.walks for user in KERNEL_USERS]
     yield
-    for user in kernel_ab.KERNEL_USERS:
-        user.walks = _postings  # type: ignore[attr-defined]
+    for user, walks in zip(KERNEL_USERS, saved, strict=True):
+        user.walks = walks  # type: ignore[attr-defined]
 
 
 def test_a_pass_runs_on_the_loaded_build_with_nothing_memoised(
-    restore_kernel: object, tmp_path: Path
+    restore_kernel: None, tmp_path: Path
 ) -> None:
     corpus = CORPORA["prose"](1000)
     engine = Engine()

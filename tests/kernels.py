@@ -9,11 +9,13 @@ kernel imports before the suite runs.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import ModuleType
 
 import pytest
 
-from pytest_qualbench.engine import reference_kernel
+from pytest_qualbench.engine import bm25, chunk_words, fusion, reference_kernel, trigram_postings
 from pytest_qualbench.engine.kernel import COMPILED_MODULE
 
 NOT_BUILT = "the compiled kernel is not built (installed without a C compiler)"
@@ -36,3 +38,19 @@ KERNEL_PARAMS = [
 ]
 # The kernels this install has, the compiled one first.
 BUILT_KERNELS = tuple(kernel for kernel in (COMPILED, reference_kernel) if kernel is not None)
+
+# Every engine module that calls the kernel, each through its own `walks` name.
+KERNEL_USERS = (bm25, chunk_words, fusion, trigram_postings)
+
+
+@contextmanager
+def running_on(kernel: ModuleType) -> Iterator[None]:
+    """The engine's modules call `kernel` inside the block, whichever one was chosen."""
+    saved = [user.walks for user in KERNEL_USERS]
+    for user in KERNEL_USERS:
+        user.walks = kernel  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        for user, walks in zip(KERNEL_USERS, saved, strict=True):
+            user.walks = walks  # type: ignore[attr-defined]

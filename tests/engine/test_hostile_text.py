@@ -8,10 +8,6 @@ never crash the process. The sanitizer stage of .ci/run runs this file too.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from types import ModuleType
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -19,16 +15,11 @@ from hypothesis import strategies as st
 from pytest_qualbench.engine import (
     ALL_KINDS,
     Engine,
-    bm25,
-    chunk_words,
-    fusion,
-    trigram_postings,
 )
 from pytest_qualbench.fixtures.schema import Entry
 from tests.engine.conftest import MakeEntry
-from tests.kernels import BUILT_KERNELS
+from tests.kernels import BUILT_KERNELS, running_on
 
-KERNEL_USERS = (bm25, chunk_words, fusion, trigram_postings)
 CONTENT_TYPES = ("markdown", "json", "plaintext", "transcript")
 HOSTILE = {
     "nul bytes": "conn\x00ection pool\x00\x00 settings",
@@ -39,19 +30,6 @@ HOSTILE = {
     "control and bidi": "\u202e\u0007pool\u200b\ufeff settings\r\n\t",
     "astral": "\U0001f600 \U0001d518 pool",
 }
-
-
-@contextmanager
-def running_on(kernel: ModuleType) -> Iterator[None]:
-    """The engine's modules call `kernel` inside the block."""
-    saved = [user.walks for user in KERNEL_USERS]
-    for user in KERNEL_USERS:
-        user.walks = kernel  # type: ignore[attr-defined]
-    try:
-        yield
-    finally:
-        for user, walks in zip(KERNEL_USERS, saved, strict=True):
-            user.walks = walks  # type: ignore[attr-defined]
 
 
 def answers(
