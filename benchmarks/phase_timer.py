@@ -11,7 +11,7 @@ importable (`PYTHONPATH`) when pytest runs elsewhere.
 
 The wrappers are `tryfirst`, so they enclose every other plugin's work in the same
 hook: the qualbench plugin's index builds before the first item, its report at
-session finish (docs/performance.md, "A 50k run phase by phase").
+session finish (docs/performance.md, "The plugin's cost, and pytest's").
 """
 
 from __future__ import annotations

@@ -240,7 +240,7 @@ static inline int64_t settled(const uint16_t *ids, int64_t start, int64_t end, i
  * arithmetic steps an id, in a set that stays in the caches. Its postings are the
  * longest (a sixteenth of the docs or more), where a search costs most; the set
  * took the compound corpus's exact queries at 10^5 chunks from 0.660 to 0.591 ms
- * (docs/performance.md, "Dense keys' bit sets"). For another key:
+ * (docs/performance-history.md, "Dense keys' bit sets"). For another key:
  *
  * At most 4 rows an id: one galloping walk along the run, a step or two each. More
  * (few ids against a long run: a query's trigrams lie in most chunks): a probe where
@@ -900,7 +900,8 @@ static PyObject *ranked_pair(Scored *heap, Py_ssize_t size) {
  * most FIRST_ESTIMATE_REST of all terms' bound (before, the best by partial sums are
  * poor guesses, and an estimate costs a probe a guess and term), and again, at most
  * ESTIMATES times in all, each time the candidates in reach have halved. (Replayed on
- * both benchmark corpora at 10^5 chunks: docs/performance.md, "Issue 28, round 7".) */
+ * both benchmark corpora at 10^5 chunks: docs/performance-history.md,
+ * "Issue 28, round 7".) */
 #define FIRST_ESTIMATE_REST 0.15
 #define ESTIMATES 3
 /* A sum of a query's shares in another order than term order differs from it in its
@@ -1152,7 +1153,7 @@ static Py_ssize_t listed_ids(const IdBits *bits, Py_ssize_t words, const uint8_t
  *
  * Until round 8 the docs holding only `common` came from a merge of every posting
  * (MaxScore, Turtle and Flood 1995) that scored the other terms' docs again; the walk
- * scores each such doc by one share, and the merge is gone (docs/performance.md,
+ * scores each such doc by one share, and the merge is gone (docs/performance-history.md,
  * "The porter fill without a merge"). */
 static int best_of_terms(const Postings *postings, const Scoring *scoring, const uint8_t *shown,
                          const int64_t *skip, Py_ssize_t skip_count, Py_ssize_t depth,
@@ -1262,8 +1263,8 @@ PyDoc_STRVAR(every_then_any_doc,
 
 /* The porter layer's ranking. Its six steps (the intersection, the visible among it,
  * the terms' IDFs, the ranking, the fill, the join) were six calls from Python, each
- * paying the interpreter's cold caches after the walk before it (docs/performance.md,
- * round 10). */
+ * paying the interpreter's cold caches after the walk before it
+ * (docs/performance-history.md, round 10). */
 static PyObject *every_then_any(PyObject *module, PyObject *args) {
     (void)module;
     PyObject *local, *bounds, *dense_at, *dense_bits, *dense_ranks;
@@ -2061,7 +2062,7 @@ PyDoc_STRVAR(known_terms_doc,
 
 /* A query's terms as the rankings take them. In Python a term's rows and IDF cost
  * 0.4 us each: a trigram query's 30-40 terms were 12-15 us a ranking, more than
- * ranking a few candidates over them (docs/performance.md, round 8). */
+ * ranking a few candidates over them (docs/performance-history.md, round 8). */
 static PyObject *known_terms(PyObject *module, PyObject *args) {
     (void)module;
     PyObject *bounds_object, *terms_object, *weights_object;

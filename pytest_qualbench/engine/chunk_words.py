@@ -9,7 +9,7 @@ corpus of short strings) and settled by `in` on each.
 
 Checking candidate chunks' text instead costs about 2 us a candidate, and on a corpus
 of compound identifiers a query's trigrams meet in thousands of chunks that do not
-hold its words (docs/performance.md, "Issue 28").
+hold its words (docs/performance-history.md, "Issue 28: trigram verification").
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from pytest_qualbench.engine.types import Chunk
 # (`dense_sets`), or'ed into a query word's chunks instead of its posting walked.
 # 64 against 16 and 256, engines taking turns query by query at 10^5 chunks: median
 # per-query time 0.962 and 1.013 of 16's on the compound corpus, 0.958 and 0.990 on
-# prose; the sets take 10.0 and 12.8 MB there (docs/performance.md, round 11).
+# prose; the sets take 10.0 and 12.8 MB there (docs/performance-history.md, round 11).
 CHUNK_DENSE_SHARE = 64
 # Candidate words few enough to check with `in` rather than intersect more trigram
 # postings: an intersection costs about what checking a few dozen short words does.

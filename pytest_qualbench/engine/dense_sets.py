@@ -4,7 +4,7 @@ at which row, found by a bit and a count, not by a search of the posting.
 Scoring candidates reads, for each query term, the row of each candidate in the term's
 posting. A trigram of a compound-identifier corpus lies in a third of the chunks, and
 searching such postings (10^4-10^5 rows each) for a few thousand candidates was a
-fifth of a query (docs/performance.md, round 8). A key held by at least
+fifth of a query (docs/performance-history.md, round 8). A key held by at least
 1/DENSE_SHARE of the ids gets a set of one bit an id, and per 64-bit word the count
 of the posting's rows before it within the segment (`segmented_ids`): the row of id
 i of segment s is the run's start plus the rank of i's word plus the set bits below
@@ -23,7 +23,7 @@ import numpy.typing as npt
 
 # A key whose posting holds at least 1/DENSE_SHARE of the ids gets a set. 16 against
 # 8 and 32, first-sight passes at 10^5 chunks: prose p50 0.277 / 0.267 / 0.263 ms,
-# compound 0.503 / 0.500 / 0.500 (docs/performance.md, round 8).
+# compound 0.503 / 0.500 / 0.500 (docs/performance-history.md, round 8).
 DENSE_SHARE = 16
 WORD_BITS = 64
 # Segments (`segmented_ids`) are 2**16 ids: 1024 words, each segment's ranks apart.
