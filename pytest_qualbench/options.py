@@ -70,29 +70,6 @@ def positive_seconds(text: str) -> float:
     return value
 
 
-def metric_fraction(text: str, *, what: str, number: str, example: str) -> tuple[str, float]:
-    """`NAME:NUMBER` split at its last colon, NUMBER a fraction in [0, 1].
-
-    The grammar of floors (`mrr:0.9`, `json.mrr:0.9`) and of qualstat's `--fail-on`
-    (`mrr:0.01`); `what` starts every message, `number` names the number (VALUE, DELTA).
-    The caller checks the metric name.
-    """
-    name, separator, raw_number = text.rpartition(":")
-    if not separator or not name:
-        raise argparse.ArgumentTypeError(
-            f"{what}{text!r}: expected METRIC:{number}, e.g. {example}"
-        )
-    try:
-        value = float(raw_number)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{what}{text!r}: {number} {raw_number!r} is not a number"
-        ) from None
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"{what}{text!r}: {number} must be between 0 and 1")
-    return name, value
-
-
 # The option parsers below import their module only when the option is given.
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from pytest_qualbench.adapters.registry import resolve_engine
-from pytest_qualbench.evaluation.judge import CaseRecord
+from pytest_qualbench.evaluation.case_record import CaseRecord
 from pytest_qualbench.evaluation.metrics import mean_metrics
 from pytest_qualbench.evaluation.runner import DEFAULT_ENGINE, BenchRun
 from pytest_qualbench.fixtures.discovery import discover_fixture_files

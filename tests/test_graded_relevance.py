@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from pytest_qualbench.engine.types import Result
-from pytest_qualbench.evaluation.judge import CaseRecord, judge
+from pytest_qualbench.evaluation.case_record import CaseRecord
+from pytest_qualbench.evaluation.judge import judge
 from pytest_qualbench.evaluation.metrics import (
     exponential_gain,
     graded_case_metrics,

@@ -7,13 +7,8 @@ import math
 import pytest
 
 from pytest_qualbench.engine.types import Result
-from pytest_qualbench.evaluation.judge import (
-    CaseRecord,
-    error_record,
-    judge,
-    settle_layers,
-    snippet,
-)
+from pytest_qualbench.evaluation.case_record import CaseRecord
+from pytest_qualbench.evaluation.judge import error_record, judge, settle_layers, snippet
 from pytest_qualbench.fixtures.schema import Case
 
 

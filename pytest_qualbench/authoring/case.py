@@ -23,7 +23,7 @@ from pytest_qualbench.authoring.fixture_lines import (
 )
 from pytest_qualbench.authoring.lint import needle_weakness
 from pytest_qualbench.authoring.probe import Probe, judged_as, probe
-from pytest_qualbench.evaluation.judge import DEFAULT_GAIN, DEFAULT_MIN_GRADE
+from pytest_qualbench.evaluation.relevance import DEFAULT_GAIN, DEFAULT_MIN_GRADE
 from pytest_qualbench.evaluation.runner import EngineFactory
 from pytest_qualbench.fixtures.schema import (
     ANY_LAYER,

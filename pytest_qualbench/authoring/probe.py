@@ -12,13 +12,8 @@ from dataclasses import dataclass, replace
 
 from pytest_qualbench.engine import capabilities
 from pytest_qualbench.engine.types import ALL_KINDS, Result
-from pytest_qualbench.evaluation.judge import (
-    DEFAULT_GAIN,
-    DEFAULT_MIN_GRADE,
-    CaseRecord,
-    judge,
-    snippet,
-)
+from pytest_qualbench.evaluation.case_record import CaseRecord
+from pytest_qualbench.evaluation.judge import judge, snippet
 from pytest_qualbench.evaluation.outcomes import (
     NEEDLE_CLOSE,
     NEEDLE_OPEN,
@@ -26,7 +21,12 @@ from pytest_qualbench.evaluation.outcomes import (
     check_outcomes,
     marked,
 )
-from pytest_qualbench.evaluation.relevance import AttributionError, EntryAttribution
+from pytest_qualbench.evaluation.relevance import (
+    DEFAULT_GAIN,
+    DEFAULT_MIN_GRADE,
+    AttributionError,
+    EntryAttribution,
+)
 from pytest_qualbench.evaluation.runner import BenchRun, EngineFactory
 from pytest_qualbench.fixtures import Case, FixtureSet
 

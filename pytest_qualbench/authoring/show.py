@@ -6,7 +6,7 @@ import difflib
 
 from pytest_qualbench.authoring.fixture_lines import AuthoringError
 from pytest_qualbench.authoring.probe import probe, report_lines
-from pytest_qualbench.evaluation.judge import DEFAULT_GAIN, DEFAULT_MIN_GRADE
+from pytest_qualbench.evaluation.relevance import DEFAULT_GAIN, DEFAULT_MIN_GRADE
 from pytest_qualbench.evaluation.runner import EngineFactory
 from pytest_qualbench.fixtures import Case, FixtureSet
 

@@ -16,7 +16,7 @@ from pytest_qualbench.authoring.case import plan_case, write_case
 from pytest_qualbench.authoring.fixture_lines import AuthoringError, write_lines
 from pytest_qualbench.authoring.probe import counted, report_lines
 from pytest_qualbench.authoring.show import show_lines
-from pytest_qualbench.evaluation.judge import CaseRecord
+from pytest_qualbench.evaluation.case_record import CaseRecord
 from pytest_qualbench.evaluation.outcomes import failure_reason
 from pytest_qualbench.fixtures.discovery import discover_fixture_files
 from pytest_qualbench.fixtures.loading import load_fixture_set

@@ -15,7 +15,7 @@ from pytest_qualbench.compare.records import (
 )
 from pytest_qualbench.compare.statistics import FLOAT_SLACK
 from pytest_qualbench.evaluation.metrics import metric_sort_key
-from pytest_qualbench.options import metric_fraction
+from pytest_qualbench.report.floors import metric_fraction
 
 TOLERANT_MAX_DROP = 0.02
 

@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from pytest_qualbench.engine.bm25 import DocIds, Weights, narrowest_exact
+from pytest_qualbench.engine.arrays import DocIds, Weights
+from pytest_qualbench.engine.bm25 import narrowest_exact
 from pytest_qualbench.engine.dense_sets import DENSE_SHARE
 from pytest_qualbench.engine.segmented_ids import (
     LOCAL_ID_TYPE,

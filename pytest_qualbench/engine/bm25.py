@@ -20,16 +20,10 @@ from typing import Any, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from pytest_qualbench.engine.arrays import DocIds, Floats, Mask, Weights
 from pytest_qualbench.engine.kernel import walks
 from pytest_qualbench.engine.segmented_ids import DENSE_ARRAY_NAMES, SegmentedIds
 
-# Stored postings hold two-byte doc ids (`segmented_ids`) and the narrowest weight
-# type that is exact (uint8 counts, mostly); ids read at query time are int32 or
-# int64, and scores are always float64.
-DocIds = npt.NDArray[np.signedinteger[Any]]
-Floats = npt.NDArray[np.float64]
-Weights = npt.NDArray[np.floating[Any] | np.unsignedinteger[Any]]
-Mask = npt.NDArray[np.bool_]
 UNKNOWN_TERM = -1
 
 

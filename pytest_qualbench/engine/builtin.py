@@ -23,7 +23,7 @@ from pytest_qualbench.engine.types import (
 from pytest_qualbench.fixtures.schema import FUZZY_PREFIX, Entry
 
 if TYPE_CHECKING:
-    from pytest_qualbench.engine.bm25 import Mask
+    from pytest_qualbench.engine.arrays import Mask
     from pytest_qualbench.engine.fusion import Fused
     from pytest_qualbench.engine.fuzzy import Corrector
     from pytest_qualbench.engine.porter import PorterLayer

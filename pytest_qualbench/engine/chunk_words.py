@@ -23,8 +23,8 @@ import numpy as np
 import numpy.typing as npt
 
 from pytest_qualbench.engine.analysis import haystack, word_runs
+from pytest_qualbench.engine.arrays import DocIds, Floats, Mask
 from pytest_qualbench.engine.block_postings import Block, block_of, counted, merged_segmented
-from pytest_qualbench.engine.bm25 import DocIds, Floats, Mask
 from pytest_qualbench.engine.kernel import walks
 from pytest_qualbench.engine.segmented_ids import DENSE_ARRAY_NAMES, SegmentedIds
 from pytest_qualbench.engine.split import FirstSeenIds, Split, SplitBlock

@@ -9,12 +9,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from pytest_qualbench.engine.analysis import STOPWORDS, query_tokens, stem, word_tokens
+from pytest_qualbench.engine.arrays import DocIds, Floats, Mask
 from pytest_qualbench.engine.block_postings import block_of, counted, merged_segmented
 from pytest_qualbench.engine.bm25 import (
     UNKNOWN_TERM,
-    DocIds,
-    Floats,
-    Mask,
     PostingIndex,
     concatenated_ranges,
     query_term_weight,

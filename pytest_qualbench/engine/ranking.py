@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pytest_qualbench.engine.bm25 import DocIds, Floats
+from pytest_qualbench.engine.arrays import DocIds, Floats
 
 
 @dataclass(frozen=True)

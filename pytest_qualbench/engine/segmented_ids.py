@@ -14,20 +14,18 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from pytest_qualbench.engine.arrays import DocIds
 from pytest_qualbench.engine.dense_sets import (
     DENSE_SHARE,
     DenseSets,
     checked_dense_sets,
     dense_sets,
 )
-
-if TYPE_CHECKING:
-    from pytest_qualbench.engine.bm25 import DocIds
 
 # What `arrays` names the dense sets (`dense_sets`) by, and `stored` takes back.
 DENSE_ARRAY_NAMES = ("dense_at", "dense_bits", "dense_ranks")

@@ -15,8 +15,8 @@ import numpy as np
 import numpy.typing as npt
 
 from pytest_qualbench.engine.analysis import raw_words
+from pytest_qualbench.engine.arrays import DocIds
 from pytest_qualbench.engine.block_postings import BLOCK_DOCS
-from pytest_qualbench.engine.bm25 import DocIds
 from pytest_qualbench.engine.types import Chunk
 
 

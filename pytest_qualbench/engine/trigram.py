@@ -13,7 +13,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from pytest_qualbench.engine.analysis import haystack, query_words
-from pytest_qualbench.engine.bm25 import DocIds, Floats, Mask, PostingIndex
+from pytest_qualbench.engine.arrays import DocIds, Floats, Mask
+from pytest_qualbench.engine.bm25 import PostingIndex
 from pytest_qualbench.engine.chunk_words import ChunkWords, chunk_words
 from pytest_qualbench.engine.ranking import LayerRanking
 from pytest_qualbench.engine.split import Split

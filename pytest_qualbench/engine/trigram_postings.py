@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import numpy.typing as npt
 
+from pytest_qualbench.engine.arrays import DocIds, Mask, Weights
 from pytest_qualbench.engine.block_postings import (
     BLOCK_DOCS,
     Block,
@@ -28,7 +29,6 @@ from pytest_qualbench.engine.block_postings import (
     counted,
     merged_segmented,
 )
-from pytest_qualbench.engine.bm25 import DocIds, Mask, Weights
 from pytest_qualbench.engine.kernel import walks
 from pytest_qualbench.engine.segmented_ids import SEGMENT_DOCS, SegmentedIds
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from pytest_qualbench.evaluation.judge import CaseRecord, Failure
+from pytest_qualbench.evaluation.case_record import CaseRecord, Failure
 from pytest_qualbench.fixtures.schema import Case, ExpectedFailure, Vocabulary
 
 

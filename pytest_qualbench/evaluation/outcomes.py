@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
-from pytest_qualbench.evaluation.judge import CaseRecord
+from pytest_qualbench.evaluation.case_record import CaseRecord
 from pytest_qualbench.fixtures.schema import ANY_LAYER_ACCEPTED, CHECKS
 
 # A check's verdict as a terminal shows it: passed, failed, not applied.

@@ -16,6 +16,11 @@ from dataclasses import dataclass, field
 from pytest_qualbench.engine.types import Result
 from pytest_qualbench.fixtures.schema import Entry
 
+# An entry graded at least this is relevant for hit, recall, MRR (--qualbench-min-grade).
+DEFAULT_MIN_GRADE = 1
+# nDCG's gain of a grade (ini `qualbench_gain`): trec_eval's linear one.
+DEFAULT_GAIN = "linear"
+
 
 class AttributionError(ValueError):
     """A result no single entry can be named for: the case cannot be scored by entry."""

@@ -17,15 +17,11 @@ from typing import Any
 
 from pytest_qualbench.engine import capabilities
 from pytest_qualbench.engine.types import ALL_KINDS, Chunk, SearchEngine
+from pytest_qualbench.evaluation.case_record import CaseRecord
 from pytest_qualbench.evaluation.deadline import call_within
-from pytest_qualbench.evaluation.judge import (
-    DEFAULT_GAIN,
-    DEFAULT_MIN_GRADE,
-    CaseRecord,
-    judge,
-)
+from pytest_qualbench.evaluation.judge import judge
 from pytest_qualbench.evaluation.metrics import NDCG_K
-from pytest_qualbench.evaluation.relevance import EntryAttribution
+from pytest_qualbench.evaluation.relevance import DEFAULT_GAIN, DEFAULT_MIN_GRADE, EntryAttribution
 from pytest_qualbench.evaluation.substrings import SubstringIndex, cached_substring_index
 from pytest_qualbench.fixtures.schema import (
     BUILTIN_VOCABULARY,

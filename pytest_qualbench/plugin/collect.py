@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from pytest_qualbench.evaluation.judge import CaseRecord, error_record
+from pytest_qualbench.evaluation.case_record import CaseRecord
+from pytest_qualbench.evaluation.judge import error_record
 from pytest_qualbench.evaluation.runner import BenchRun, engine_info
 from pytest_qualbench.fixtures.schema import Case, FixtureSet
 from pytest_qualbench.plugin.items import CaseItem

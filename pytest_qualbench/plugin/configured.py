@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_qualbench.evaluation.judge import DEFAULT_GAIN, DEFAULT_MIN_GRADE
+from pytest_qualbench.evaluation.relevance import DEFAULT_GAIN, DEFAULT_MIN_GRADE
 from pytest_qualbench.evaluation.runner import EngineFactory, EngineStartupError
 
 USAGE_ERROR = 2

@@ -16,7 +16,7 @@ from _pytest._code.code import ReprFileLocation, TerminalRepr
 from _pytest._io import TerminalWriter
 
 from pytest_qualbench.engine.returned import EngineReturnError
-from pytest_qualbench.evaluation.judge import CaseRecord
+from pytest_qualbench.evaluation.case_record import CaseRecord
 from pytest_qualbench.evaluation.known_failures import declared_checks, undeclared_failures
 from pytest_qualbench.evaluation.outcomes import (
     VERDICT_WORDS,

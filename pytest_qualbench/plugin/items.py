@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_qualbench.evaluation.judge import CaseRecord, error_record
+from pytest_qualbench.evaluation.case_record import CaseRecord
+from pytest_qualbench.evaluation.judge import error_record
 from pytest_qualbench.evaluation.known_failures import is_strict, undeclared_failures
 from pytest_qualbench.evaluation.outcomes import engine_skipped_layer
 from pytest_qualbench.evaluation.runner import BenchRun

@@ -9,7 +9,8 @@ from collections import Counter
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from pytest_qualbench.evaluation.judge import CaseRecord, settle_layers
+from pytest_qualbench.evaluation.case_record import CaseRecord
+from pytest_qualbench.evaluation.judge import settle_layers
 from pytest_qualbench.evaluation.metrics import (
     METRIC_NAMES,
     METRIC_VERSION,

@@ -4,7 +4,7 @@ docs/report-format.md is the format; these TypedDicts name its parts, so build,
 the gate, writing, compare and the HTML page share one vocabulary. They are
 TypedDicts, not records, because the report is JSON whose bytes must not change.
 A `...Json` name is the JSON form of a record named alike elsewhere: `CaseJson`
-of evaluation.judge.CaseRecord, `FailureJson` of its Failure, `TopResultJson` of
+of evaluation.case_record.CaseRecord, `FailureJson` of its Failure, `TopResultJson` of
 its ShownResult, `FloorJson` of report.floors.FloorVerdict; `LatencyJson` is what
 report.html.model.LatencyRow shows.
 

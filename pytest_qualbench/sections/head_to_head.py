@@ -15,7 +15,6 @@ from typing import Any
 
 from pytest_qualbench.engine import capabilities
 from pytest_qualbench.engine.types import Chunk, Result, SearchEngine
-from pytest_qualbench.evaluation.judge import DEFAULT_GAIN, DEFAULT_MIN_GRADE
 from pytest_qualbench.evaluation.metrics import (
     GAINS,
     graded_case_metrics,
@@ -24,7 +23,12 @@ from pytest_qualbench.evaluation.metrics import (
     percentile,
     positive_case_metrics,
 )
-from pytest_qualbench.evaluation.relevance import EntryAttribution, entry_ranking
+from pytest_qualbench.evaluation.relevance import (
+    DEFAULT_GAIN,
+    DEFAULT_MIN_GRADE,
+    EntryAttribution,
+    entry_ranking,
+)
 from pytest_qualbench.fixtures.schema import Case
 from pytest_qualbench.sections.rankers import RANKING_DEPTH, Ranker, RankerFactory
 

@@ -11,7 +11,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pytest_qualbench.engine.bm25 import DocIds, Floats, PostingIndex
+from pytest_qualbench.engine.arrays import DocIds, Floats
+from pytest_qualbench.engine.bm25 import PostingIndex
 
 # From this many candidates on, `best` bounds the scores first (_postings.c).
 PRUNED_CANDIDATES = 1024

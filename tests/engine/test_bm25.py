@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from rank_bm25 import BM25Plus
 
 from pytest_qualbench.engine.analysis import index_terms, query_terms
+from pytest_qualbench.engine.arrays import Floats
 from pytest_qualbench.engine.bm25 import (
     UNKNOWN_TERM,
-    Floats,
     PostingIndex,
     concatenated_ranges,
     idf,

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from pytest_qualbench.engine import split
 from pytest_qualbench.engine.analysis import STOPWORDS, stem, tokenize
-from pytest_qualbench.engine.bm25 import UNKNOWN_TERM, DocIds
+from pytest_qualbench.engine.arrays import DocIds
+from pytest_qualbench.engine.bm25 import UNKNOWN_TERM
 from pytest_qualbench.engine.porter import PorterLayer, weighted_pairs
 from pytest_qualbench.engine.split import split_chunks
 from pytest_qualbench.engine.types import Chunk

@@ -9,7 +9,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_qualbench.engine.bm25 import DocIds
+from pytest_qualbench.engine.arrays import DocIds
 from pytest_qualbench.engine.split import split_chunks
 from pytest_qualbench.engine.trigram import TrigramLayer
 from pytest_qualbench.engine.trigram_postings import trigram_keys
