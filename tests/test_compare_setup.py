@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from pytest_qualbench import __version__
 from pytest_qualbench.cli.qualstat import main as qualstat
 from pytest_qualbench.compare.diff import compare_reports
 from pytest_qualbench.compare.loading import load_report
@@ -81,18 +84,19 @@ def test_another_engine_names_itself_its_options_and_its_library(runs: Path) -> 
     text = compared(runs, "builtin", "tantivy")
     rows = text[text.index("What differs") : text.index("dataset ")].splitlines()[4:]
     named = {row.split("  ")[0] for row in rows if row}
-    assert {"engine", "engine config", "library tantivy"} <= named
+    assert {"engine", "engine config", "engine config library"} <= named
     engine_row = next(row for row in rows if row.startswith("engine "))
     assert engine_row.split()[1:] == [
         "pytest_qualbench.engine.builtin:Engine",
         "pytest_qualbench.adapters.tantivy:TantivyEngine",
     ]
-    # A new engine's config keys are counted on one row, not listed one by one.
-    config = next(row for row in rows if row.startswith("engine config")).split()
+    # A new engine's config keys are counted on one row, not listed one by one, but
+    # each engine's library and version keep theirs.
+    config = next(row for row in rows if row.split("  ")[0] == "engine config").split()
     assert int(config[2]) > 0
     assert config[3:] == ["keys", "differ", "(another", "engine)"]
-    library = next(row for row in rows if row.startswith("library tantivy"))
-    assert library.split()[2] == "-"
+    library = next(row for row in rows if row.startswith("engine config library"))
+    assert library.split()[3:] == ["pytest-qualbench", __version__, "tantivy", version("tantivy")]
 
 
 def test_markdown_lists_what_differs_in_the_comment_summary(runs: Path) -> None:
@@ -151,3 +155,94 @@ def test_the_gate_prints_what_differs_before_its_numbers(
     result.stdout.fnmatch_lines(
         ["engine option k1 * - * 0.5", "engine config porter.bm25_k1 * 1.2 * 0.5", "limit * 10 * 5"]
     )
+
+
+def edited_copy(folder: Path, name: str, edit: Callable[[dict[str, Any]], None]) -> str:
+    """A copy of report `name` with one value edited: two installed versions of a library
+    cannot be had in one environment, so the head report is the base with its version moved."""
+    report: dict[str, Any] = json.loads((folder / f"{name}.json").read_text())
+    edit(report)
+    copy = folder / f"{name}-edited.json"
+    copy.write_text(json.dumps(report))
+    return str(copy)
+
+
+def setup_rows(out: str) -> list[list[str]]:
+    lines = out.splitlines()
+    start = [line.split() for line in lines].index(["setting", "base", "head"]) + 1
+    return [line.split() for line in lines[start : lines.index("", start)]]
+
+
+def set_engine_library(report: dict[str, Any]) -> None:
+    report["metadata"]["engine"]["config"]["library"] = "pytest-qualbench 0.0.1"
+
+
+def set_numpy(report: dict[str, Any]) -> None:
+    report["metadata"]["libraries"]["numpy"] = "1.26.4"
+
+
+@pytest.mark.parametrize(
+    ("edit", "row"),
+    [
+        (
+            set_engine_library,
+            [
+                "engine",
+                "config",
+                "library",
+                "pytest-qualbench",
+                __version__,
+                "pytest-qualbench",
+                "0.0.1",
+            ],
+        ),
+        (set_numpy, ["library", "numpy", version("numpy"), "1.26.4"]),
+    ],
+)
+def test_qualstat_shows_a_library_version_that_moved(
+    runs: Path,
+    capsys: pytest.CaptureFixture[str],
+    edit: Callable[[dict[str, Any]], None],
+    row: list[str],
+) -> None:
+    head = edited_copy(runs, "builtin", edit)
+    assert qualstat([str(runs / "builtin.json"), head]) == 0
+    out = capsys.readouterr().out
+    assert "What differs between the runs (1)" in out
+    # The one row: what moved, the base's version, then the edited one.
+    assert setup_rows(out) == [row]
+
+
+def test_rankers_record_their_config_and_qualstat_shows_a_version_that_moved(
+    runs: Path, pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    result = pytester.runpytest(
+        "--qualbench", BUILTIN, "--qualbench-rankers=bm25,tantivy,engine",
+        "--qualbench-report=rankers.json",
+    )  # fmt: skip
+    result.assert_outcomes(passed=4)
+    report = json.loads((runs / "rankers.json").read_text())
+    # `engine` ranks with the benchmarked engine, whose config metadata.engine holds.
+    libraries = {name: config["library"] for name, config in report["rankers"]["config"].items()}
+    assert libraries == {
+        "bm25": f"rank-bm25 {version('rank-bm25')}",
+        "tantivy": f"tantivy {version('tantivy')}",
+    }
+
+    def set_tantivy(report: dict[str, Any]) -> None:
+        report["rankers"]["config"]["tantivy"]["library"] = "tantivy 0.0.1"
+
+    assert qualstat([str(runs / "rankers.json"), edited_copy(runs, "rankers", set_tantivy)]) == 0
+    rows = setup_rows(capsys.readouterr().out)
+    assert rows == [
+        [
+            "ranker",
+            "tantivy",
+            "config",
+            "library",
+            "tantivy",
+            version("tantivy"),
+            "tantivy",
+            "0.0.1",
+        ]
+    ]

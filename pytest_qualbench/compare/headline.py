@@ -24,6 +24,8 @@ from pytest_qualbench.evaluation.metrics import metric_sort_key
 
 # The setting rows shown before the rest folds away (markdown) or is counted (a new engine).
 SETUP_SHOWN = 8
+# The row of an engine's library and version (`library` in its config).
+ENGINE_LIBRARY = "engine config library"
 # Names listed in a markdown summary line before "and N more".
 SUMMARY_NAMES = 5
 
@@ -64,11 +66,18 @@ def setup_section(comparison: Comparison, fmt: str) -> str:
 
 
 def shown_setup(setup: Sequence[SetupChange]) -> list[SetupChange]:
-    """The setup changes, with a changed engine's config keys counted on one row."""
+    """The setup changes, with a changed engine's config keys counted on one row.
+
+    The engines' libraries (`engine config library`, each with its version) keep their row.
+    """
     if not any(change.name == "engine" for change in setup):
         return list(setup)
-    config = [change for change in setup if change.name.startswith("engine config ")]
-    rows = [change for change in setup if not change.name.startswith("engine config ")]
+    config = [
+        change
+        for change in setup
+        if change.name.startswith("engine config ") and change.name != ENGINE_LIBRARY
+    ]
+    rows = [change for change in setup if change not in config]
     if config:
         position = 1 + sum(1 for change in rows if change.name.startswith("engine option "))
         keys = f"{len(config)} key{_plural(len(config))} differ"

@@ -1,5 +1,8 @@
 """What the two runs were made with, where it differs: engine, options, libraries, Python.
 
+Libraries are the plugin's own (`metadata.libraries`); an engine's, and a ranker's,
+are `library` in its config (`metadata.engine.config`, `rankers.config`).
+
 A comparison leads with this, so `mrr -0.04` is read as "tantivy against the
 built-in engine" or "k1 1.2 -> 0.5", not as a change of the code under review.
 """
@@ -26,21 +29,14 @@ def setup_changes(base: Report, head: Report) -> tuple[SetupChange, ...]:
         ("engine", base_engine.get("name"), head_engine.get("name"))
     ]
     for part, label in (("options", "engine option"), ("config", "engine config")):
-        base_flat = _flattened(_mapping(base_engine.get(part)))
-        head_flat = _flattened(_mapping(head_engine.get(part)))
-        for key in sorted(base_flat.keys() | head_flat.keys()):
-            pairs.append((f"{label} {key}", base_flat.get(key, ABSENT), head_flat.get(key, ABSENT)))
-    base_libraries = _mapping(base_meta.get("libraries"))
-    head_libraries = _mapping(head_meta.get("libraries"))
+        pairs += _key_pairs(label, base_engine.get(part), head_engine.get(part))
     if "libraries" in base_meta and "libraries" in head_meta:
-        for name in sorted(base_libraries.keys() | head_libraries.keys()):
-            pairs.append(
-                (
-                    f"library {name}",
-                    base_libraries.get(name, ABSENT),
-                    head_libraries.get(name, ABSENT),
-                )
-            )
+        pairs += _key_pairs("library", base_meta["libraries"], head_meta["libraries"])
+    base_rankers = _mapping(_mapping(base.get("rankers")).get("config"))
+    head_rankers = _mapping(_mapping(head.get("rankers")).get("config"))
+    # A ranker only one run had is no change of setting: its numbers say it is new.
+    for name in sorted(base_rankers.keys() & head_rankers.keys()):
+        pairs += _key_pairs(f"ranker {name} config", base_rankers[name], head_rankers[name])
     pairs += [
         ("plugin version", base_meta.get("plugin_version"), head_meta.get("plugin_version")),
         ("dataset", base.get("dataset_hash"), head.get("dataset_hash")),
@@ -84,6 +80,15 @@ def _metadata(report: Report) -> Mapping[str, Any]:
 
 def _mapping(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
+
+
+def _key_pairs(label: str, base: Any, head: Any) -> list[tuple[str, Any, Any]]:
+    """(`label key`, base value, head value) for every key of either nested mapping."""
+    base_flat, head_flat = _flattened(_mapping(base)), _flattened(_mapping(head))
+    return [
+        (f"{label} {key}", base_flat.get(key, ABSENT), head_flat.get(key, ABSENT))
+        for key in sorted(base_flat.keys() | head_flat.keys())
+    ]
 
 
 def _flattened(values: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Literal, get_args
 
+from pytest_qualbench import __version__
 from pytest_qualbench.engine import chunking
 from pytest_qualbench.engine.analysis import STOPWORDS, query_words
 from pytest_qualbench.engine.types import (
@@ -89,6 +90,8 @@ class Engine:
 
         return {
             "engine": "pytest_qualbench.engine.Engine",
+            # Its ranking is this package's code: a new release may rank differently.
+            "library": f"pytest-qualbench {__version__}",
             # Which kernel walked the postings (`kernel`): the same rankings either way.
             "kernel": KERNEL,
             "porter": {

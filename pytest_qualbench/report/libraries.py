@@ -1,7 +1,9 @@
-"""The library versions a report records: the plugin's dependencies and the engine's.
+"""The library versions a report records: the plugin's dependencies and a custom engine's.
 
-A comparison says when they differ (tantivy 0.22 -> 0.24), so a changed number
-is not blamed on the code when a library moved under it.
+A comparison says when they differ (numpy 2.3 -> 2.4), so a changed number is
+not blamed on the code when a library moved under it. A ready engine names its
+own library and version in its config (`library`; the postgres engine its
+server's version too), so they are not looked up here a second time.
 """
 
 from __future__ import annotations
@@ -9,33 +11,22 @@ from __future__ import annotations
 import re
 from importlib import metadata
 
-from pytest_qualbench.adapters.registry import BUILTIN_ENGINES
-
 PLUGIN_DISTRIBUTION = "pytest-qualbench"
 
-# `tantivy>=0.22; extra == "tantivy"`: the distribution's name, and the extra it belongs to.
+# `tantivy>=0.22; extra == "tantivy"`: the distribution's name, and the marker of an extra.
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-_EXTRA = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")
+_EXTRA = re.compile(r"\bextra\s*==")
 
 
 def library_versions(engine_name: str | None) -> dict[str, str]:
-    """Installed versions of the plugin's own dependencies and of the engine's library.
+    """Installed versions of the plugin's own dependencies and of a custom engine's library.
 
-    The engine's library is its extra's for a ready engine, and for any other the
-    distribution named like its top-level package, when one is installed (looked up
-    by name: scanning every distribution's files costs seconds).
+    A custom engine's library is the distribution named like its top-level package,
+    when one is installed (looked up by name: scanning every distribution's files
+    costs seconds).
     """
-    module = (engine_name or "").partition(":")[0]
-    extra = next(
-        (
-            named.extra
-            for named in BUILTIN_ENGINES.values()
-            if named.target.partition(":")[0] == module
-        ),
-        None,
-    )
-    names = [*_requirements(extra)]
-    top_level = module.partition(".")[0]
+    names = _requirements()
+    top_level = (engine_name or "").partition(":")[0].partition(".")[0]
     if top_level and top_level != "pytest_qualbench":
         names.append(top_level)
     versions = {}
@@ -47,8 +38,8 @@ def library_versions(engine_name: str | None) -> dict[str, str]:
     return dict(sorted(versions.items()))
 
 
-def _requirements(extra: str | None) -> list[str]:
-    """The plugin's unconditional requirements, and those of `extra`."""
+def _requirements() -> list[str]:
+    """The plugin's unconditional requirements (an extra's engine names its library itself)."""
     try:
         requirements = metadata.requires(PLUGIN_DISTRIBUTION) or []
     except metadata.PackageNotFoundError:
@@ -56,8 +47,7 @@ def _requirements(extra: str | None) -> list[str]:
     names = []
     for text in requirements:
         name = _NAME.match(text)
-        marker = _EXTRA.search(text)
-        if name is not None and (marker is None or marker.group(1) == extra):
+        if name is not None and _EXTRA.search(text) is None:
             names.append(name.group())
     return names
 

@@ -139,12 +139,16 @@ def head_to_head(
     per_ranker: dict[str, list[dict[str, float]]] = {name: [] for name in names}
     latencies: dict[str, list[float]] = {name: [] for name in names}
     by_type: dict[str, dict[str, Any]] = {}
+    configs: dict[str, Mapping[str, object]] = {}
     for content_type in sorted({case.content_type for case in positives}):
         engine, chunks = corpus_of(content_type)
         type_cases = [case for case in positives if case.content_type == content_type]
         type_values: dict[str, list[dict[str, float]]] = {}
         for name, factory in rankers:
             ranker: Ranker = factory(engine, chunks)
+            config = capabilities.config(ranker)
+            if config:
+                configs.setdefault(name, config)
             type_values[name] = []
             for case in type_cases:
                 started = time.perf_counter()
@@ -167,6 +171,9 @@ def head_to_head(
         "lift": lift_table(metrics, names),
         # Each rank() call, the ranker's own query time over the same chunks.
         "p50_ms": {name: _rounded(percentile(latencies[name], 0.50)) for name in names},
+        # Each ranker's own config (its library and version, its parameters), as the
+        # report records the engine's; `engine` and `quality` rank with that engine.
+        "config": {name: configs[name] for name in names if name in configs},
         "by_content_type": by_type,
     }
 

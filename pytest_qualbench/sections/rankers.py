@@ -18,6 +18,7 @@ import math
 import pkgutil
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from importlib.metadata import version
 from typing import Any, Protocol
 
 from pytest_qualbench.adapters.chunked import searchable_text
@@ -233,11 +234,23 @@ class Bm25Ranker:
     """
 
     def __init__(self, chunks: Sequence[Chunk], *, k1: float = BM25_K1, b: float = BM25_B) -> None:
+        self._k1 = k1
+        self._b = b
         self._analyzer = Bm25Analyzer()
         documents = [self._analyzer.terms(searchable_text(chunk)) for chunk in chunks]
         # rank_bm25 divides by the corpus size and the mean length: a corpus without a
         # term gets no model (no query could match it).
         self._model = lucene_bm25(documents, k1, b) if any(documents) else None
+
+    @property
+    def config(self) -> dict[str, object]:
+        """Library, version and parameters, for the report (`rankers.config`)."""
+        return {
+            "library": f"rank-bm25 {version('rank-bm25')}",
+            "k1": self._k1,
+            "b": self._b,
+            "idf": "log(1 + (N - df + 0.5) / (df + 0.5)) (Lucene)",
+        }
 
     def rank(self, query: str, chunks: Sequence[Chunk]) -> list[int]:
         terms = self._analyzer.terms(query)
@@ -284,6 +297,11 @@ class IndexedEngineRanker:
         self._engine = engine
         self._depth = depth
         engine.index_chunks(chunks)
+
+    @property
+    def config(self) -> Mapping[str, object]:
+        """The engine's, for the report (`rankers.config`)."""
+        return capabilities.config(self._engine)
 
     def rank(self, query: str, chunks: Sequence[Chunk]) -> list[int]:
         results = self._engine.search(query, limit=self._depth, kinds=ALL_KINDS)

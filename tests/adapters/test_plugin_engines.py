@@ -48,21 +48,23 @@ def project(pytester: pytest.Pytester, write_fixture: WriteFixture) -> pytest.Py
 @pytest.mark.parametrize(
     ("name", "library"),
     [
-        ("builtin", None),
+        ("builtin", "pytest-qualbench"),
         ("bm25s", "bm25s"),
         ("tantivy", "tantivy"),
         ("postgres", "psycopg"),
     ],
 )
 def test_each_short_name_runs_and_records_its_library(
-    project: pytest.Pytester, postgres_dsn: str, name: str, library: str | None
+    project: pytest.Pytester, postgres_dsn: str, name: str, library: str
 ) -> None:
     project.makeini(f"[pytest]\nqualbench_postgres_dsn = {postgres_dsn}\n")
     result = project.runpytest("--qualbench", f"--qualbench-engine={name}")
     result.assert_outcomes(passed=3)
-    config = read_report(project)["metadata"]["engine"]["config"]
-    if library is not None:
-        assert config["library"] == f"{library} {version(library)}"
+    metadata = read_report(project)["metadata"]
+    assert metadata["engine"]["config"]["library"] == f"{library} {version(library)}"
+    # Named once, by the engine: the plugin's own libraries do not repeat it.
+    assert library not in metadata["libraries"]
+    assert {"numpy", "rank-bm25", "rapidfuzz"} <= set(metadata["libraries"])
 
 
 def test_dense_finds_the_positives_and_cannot_return_nothing(project: pytest.Pytester) -> None:
@@ -315,3 +317,13 @@ def test_each_vector_store_passes_the_negative_with_min_similarity(
     assert config["min_similarity"] == 0.5
     assert report["rankers"]["rankers"] == ["engine", "dense", "chroma", "lancedb", "faiss"]
     assert not report["rankers"].get("skipped")
+    # Each engine ranker names its library and embedding; `engine` is metadata.engine's.
+    rankers = report["rankers"]["config"]
+    assert {ranker: config["library"] for ranker, config in rankers.items()} == {
+        "dense": f"numpy {version('numpy')}",
+        "chroma": f"chromadb {version('chromadb')}",
+        "lancedb": f"lancedb {version('lancedb')}",
+        "faiss": f"faiss-cpu {version('faiss-cpu')}",
+    }
+    for config in rankers.values():
+        assert config["embedding"]["identity"].startswith(f"wordllama {version('wordllama')} ")
