@@ -1,4 +1,5 @@
-"""The house rules ARCHITECTURE.md states, held by tests: no import cycle, no long module.
+"""The house rules ARCHITECTURE.md states, held by tests: no import cycle, no long module,
+and only the pytest layer (`plugin/`) imports pytest.
 
 An import counts wherever it is written: at module level, under TYPE_CHECKING or
 inside a function. A deferred import hides a cycle from the interpreter, not from
@@ -15,6 +16,10 @@ import pytest_qualbench
 
 PACKAGE_ROOT = Path(pytest_qualbench.__file__).parent
 MAX_MODULE_LINES = 500
+# The one subpackage that may import pytest: engines, metrics and the report stay usable,
+# and testable, without a pytest session.
+PYTEST_LAYER = "plugin"
+PYTEST_MODULES = frozenset({"pytest", "_pytest"})
 
 
 def package_modules(root: Path) -> dict[str, Path]:
@@ -105,6 +110,38 @@ def test_no_module_over_the_line_limit() -> None:
         if (lines := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
     }
     assert not too_long, f"modules over {MAX_MODULE_LINES} lines: {too_long}"
+
+
+def pytest_imports(path: Path) -> list[str]:
+    """`module line N` for each import of pytest (or its internals) in the module at `path`."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            names = [node.module or ""]
+        else:
+            continue
+        found.extend(
+            f"{name} line {node.lineno}" for name in names if name.split(".")[0] in PYTEST_MODULES
+        )
+    return found
+
+
+def test_only_the_pytest_layer_imports_pytest() -> None:
+    outside = {
+        str(path.relative_to(PACKAGE_ROOT.parent)): imports
+        for path in sorted(PACKAGE_ROOT.rglob("*.py"))
+        if path.relative_to(PACKAGE_ROOT).parts[0] != PYTEST_LAYER
+        and (imports := pytest_imports(path))
+    }
+    assert not outside, f"pytest imported outside {PYTEST_LAYER}/: {outside}"
+
+
+def test_a_deferred_pytest_import_is_found(tmp_path: Path) -> None:
+    module = tmp_path / "engine.py"
+    module.write_text("def later():\n    from _pytest.config import Config\n    import pytest\n")
+    assert pytest_imports(module) == ["_pytest.config line 2", "pytest line 3"]
 
 
 def test_a_cycle_through_a_deferred_import_is_found(tmp_path: Path) -> None:
