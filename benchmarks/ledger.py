@@ -243,7 +243,7 @@ def _versus(metric: str, peer: str) -> Callable[[Ledger, str, str], float | None
 TARGETS: Sequence[Target] = (
     Target("query p50 / tantivy", _versus(QUERY_P50_MS, TANTIVY), 2.0),
     Target("query p95 / tantivy", _versus(QUERY_P95_MS, TANTIVY), 5.0),
-    Target("typo p50 / exact p50 (engine)", _typo_over_exact, 5.0),
+    Target("typo p50 / exact p50 (engine)", _typo_over_exact, 3.0),
     Target("build / bm25s", _versus(BUILD_S, BM25S), 1.0),
     Target("peak RSS / bm25s", _versus(PEAK_MB, BM25S), 2.0),
     Target("retained RSS / bm25s", _versus(RETAINED_MB, BM25S), 2.0),
