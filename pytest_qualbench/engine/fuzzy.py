@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from collections.abc import Set as AbstractSet
 
 import numpy as np
+import numpy.typing as npt
 from rapidfuzz import process
 from rapidfuzz.distance import Levenshtein
 
@@ -16,12 +17,49 @@ from pytest_qualbench.engine.analysis import STOPWORDS
 MIN_FUZZY_WORD_CHARS = 3
 MIN_PART_CHARS = 5
 
+# A character's bit in a word's letter set: one each for a-z, 0-9, "_" and "-", and one
+# shared by every other character. Sharing a bit only hides differences, so the bound of
+# `letter_set_bound` stays a lower bound.
+LETTER_BITS = "abcdefghijklmnopqrstuvwxyz0123456789_-"
+OTHER_BIT = len(LETTER_BITS)
+_BIT_OF_ASCII = np.full(128, OTHER_BIT, dtype=np.uint8)
+_BIT_OF_ASCII[[ord(char) for char in LETTER_BITS]] = np.arange(OTHER_BIT, dtype=np.uint8)
+
 
 def is_correction(word: str, identifier_parts: AbstractSet[str]) -> bool:
     """Whether a vocabulary word may be a correction: no stopword, no identifier fragment."""
     if word in STOPWORDS or len(word) < MIN_FUZZY_WORD_CHARS:
         return False
     return word not in identifier_parts or len(word) >= MIN_PART_CHARS
+
+
+def letter_sets(words: list[str]) -> npt.NDArray[np.uint64]:
+    """Each word's letter set (`LETTER_BITS`) as the bits of one uint64, in one numpy pass
+    over the words joined: a restored index builds them on every run."""
+    if not words:
+        return np.empty(0, dtype=np.uint64)
+    points = np.frombuffer("".join(words).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    bits = np.where(points < 128, _BIT_OF_ASCII[np.minimum(points, 127)], OTHER_BIT)
+    lengths = np.fromiter(map(len, words), dtype=np.int64, count=len(words))
+    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    sets: npt.NDArray[np.uint64] = np.bitwise_or.reduceat(
+        np.left_shift(np.uint64(1), bits.astype(np.uint64)), starts
+    )
+    return sets
+
+
+def letter_set_bound(
+    word_set: np.uint64, choice_sets: npt.NDArray[np.uint64]
+) -> npt.NDArray[np.uint64]:
+    """A lower bound on the Levenshtein distance from the word to each choice: the larger
+    count of letter bits one has and the other lacks. Each edit brings in or takes out at
+    most one character occurrence, so every letter the word has and a choice lacks needs
+    an edit of its own, and so does every letter the choice has and the word lacks
+    (the bag-distance bound of Bartolini, Ciaccia and Patella 2002, on sets)."""
+    bound: npt.NDArray[np.uint64] = np.maximum(
+        np.bitwise_count(choice_sets & ~word_set), np.bitwise_count(word_set & ~choice_sets)
+    )
+    return bound
 
 
 def max_edits(word: str) -> int:
@@ -55,6 +93,7 @@ class Corrector:
             word for word in word_frequency if is_correction(word, identifier_parts)
         )
         self.choices.sort(key=len)
+        self.choice_sets = letter_sets(self.choices)
         self.memo: dict[str, str | None] = {}
 
     def correct(self, word: str) -> str | None:
@@ -75,7 +114,13 @@ class Corrector:
         # vocabulary is never compared.
         first = bisect.bisect_left(self.choices, len(word) - edits, key=len)
         end = bisect.bisect_right(self.choices, len(word) + edits, key=len)
-        window = self.choices[first:end]
+        # Nor can a word whose letters differ from this one's by more than `edits`: at
+        # 10^5 chunks a five-letter word's length window holds over 100,000 words and
+        # about one in seventy passes this bound (docs/engine.md, "Fuzzy correction").
+        bound = letter_set_bound(letter_sets([word])[0], self.choice_sets[first:end])
+        window: list[str] = [
+            self.choices[first + at] for at in np.flatnonzero(bound <= edits).tolist()
+        ]
         # One row of distances (edits + 1 past the cutoff), made without the result
         # tuple per word that process.extract would build.
         distances = process.cdist(

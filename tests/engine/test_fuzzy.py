@@ -7,7 +7,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 from rapidfuzz.distance import Levenshtein
 
-from pytest_qualbench.engine.fuzzy import MIN_FUZZY_WORD_CHARS, Corrector, is_correction, max_edits
+from pytest_qualbench.engine.fuzzy import (
+    LETTER_BITS,
+    MIN_FUZZY_WORD_CHARS,
+    OTHER_BIT,
+    Corrector,
+    is_correction,
+    letter_set_bound,
+    letter_sets,
+    max_edits,
+)
 
 
 @pytest.mark.parametrize(
@@ -81,3 +90,44 @@ def test_stopwords_and_short_identifier_parts_are_no_corrections() -> None:
 def test_a_word_with_a_digit_is_left_alone() -> None:
     assert Corrector({"1969": 5, "v1969": 5}).correct("1979") is None
     assert Corrector({"v1969": 5}).correct("v1979") is None
+
+
+def test_letter_sets_count_each_letter_once_and_share_one_bit_for_the_rest() -> None:
+    sets = letter_sets(["abc", "cab", "aab", "é", "ж", "a_1-"])
+    assert sets[0] == sets[1] == 0b111
+    assert sets[2] == 0b11
+    assert sets[3] == sets[4] == 1 << OTHER_BIT
+    assert sets[5] == 1 | 1 << LETTER_BITS.index("_") | 1 << LETTER_BITS.index("1") | 1 << (
+        LETTER_BITS.index("-")
+    )
+    assert len(letter_sets([])) == 0
+
+
+def test_letter_set_bound_counts_the_letters_one_side_lacks() -> None:
+    # "pool" -> "loop": same letters, bound 0 (the distance is 2).
+    # "pool" -> "pond": n and d the word lacks, l the choice lacks: bound 2 (distance 2).
+    # "pool" -> "xyzw": 4 letters each way: bound 4 (distance 4).
+    word = letter_sets(["pool"])[0]
+    assert letter_set_bound(word, letter_sets(["loop", "pond", "xyzw"])).tolist() == [0, 2, 4]
+
+
+@given(
+    st.dictionaries(st.text("ab1_-éжq", min_size=1, max_size=9), st.integers(1, 5), max_size=40),
+    st.text("ab1_-éжz", min_size=MIN_FUZZY_WORD_CHARS, max_size=9),
+)
+def test_the_letter_bound_never_drops_the_nearest_word(
+    word_frequency: dict[str, int], word: str
+) -> None:
+    # Characters of every kind of bit, and two ("é", "ж") that share one: the bound must
+    # stay below every true distance, so the answer is that of the whole vocabulary.
+    vocabulary = list(word_frequency)
+    bounds = letter_set_bound(letter_sets([word])[0], letter_sets(vocabulary)).tolist()
+    for candidate, bound in zip(vocabulary, bounds, strict=True):
+        assert bound <= Levenshtein.distance(word, candidate)
+    within = [
+        (Levenshtein.distance(word, candidate), -frequency, candidate)
+        for candidate, frequency in word_frequency.items()
+        if len(candidate) >= MIN_FUZZY_WORD_CHARS
+        and Levenshtein.distance(word, candidate) <= max_edits(word)
+    ]
+    assert Corrector(word_frequency).nearest(word) == (min(within)[2] if within else None)
