@@ -58,6 +58,18 @@ def test_words_of_any_length_within_budget_are_candidates() -> None:
     assert Corrector({"po": 1, "poolesss": 1}).correct("poole") is None
 
 
+def nearest_of_all(word_frequency: dict[str, int], word: str) -> str | None:
+    """The correction by comparing the word with every vocabulary word: the closest
+    within budget, then the most frequent, then the first A-Z."""
+    within = [
+        (Levenshtein.distance(word, candidate), -frequency, candidate)
+        for candidate, frequency in word_frequency.items()
+        if len(candidate) >= MIN_FUZZY_WORD_CHARS
+        and Levenshtein.distance(word, candidate) <= max_edits(word)
+    ]
+    return min(within)[2] if within else None
+
+
 @given(
     st.dictionaries(st.text("abc", min_size=1, max_size=9), st.integers(1, 5), max_size=30),
     st.text("abcd", min_size=MIN_FUZZY_WORD_CHARS, max_size=9),
@@ -65,14 +77,7 @@ def test_words_of_any_length_within_budget_are_candidates() -> None:
 def test_agrees_with_a_search_of_the_whole_vocabulary(
     word_frequency: dict[str, int], word: str
 ) -> None:
-    within = [
-        (Levenshtein.distance(word, candidate), -frequency, candidate)
-        for candidate, frequency in word_frequency.items()
-        if len(candidate) >= MIN_FUZZY_WORD_CHARS
-        and Levenshtein.distance(word, candidate) <= max_edits(word)
-    ]
-    expected = min(within)[2] if within else None
-    assert Corrector(word_frequency).nearest(word) == expected
+    assert Corrector(word_frequency).nearest(word) == nearest_of_all(word_frequency, word)
 
 
 def test_stopwords_and_short_identifier_parts_are_no_corrections() -> None:
@@ -124,10 +129,4 @@ def test_the_letter_bound_never_drops_the_nearest_word(
     bounds = letter_set_bound(letter_sets([word])[0], letter_sets(vocabulary)).tolist()
     for candidate, bound in zip(vocabulary, bounds, strict=True):
         assert bound <= Levenshtein.distance(word, candidate)
-    within = [
-        (Levenshtein.distance(word, candidate), -frequency, candidate)
-        for candidate, frequency in word_frequency.items()
-        if len(candidate) >= MIN_FUZZY_WORD_CHARS
-        and Levenshtein.distance(word, candidate) <= max_edits(word)
-    ]
-    assert Corrector(word_frequency).nearest(word) == (min(within)[2] if within else None)
+    assert Corrector(word_frequency).nearest(word) == nearest_of_all(word_frequency, word)
