@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from pytest_qualbench.engine.arrays import Mask
     from pytest_qualbench.engine.fusion import Fused
     from pytest_qualbench.engine.fuzzy import Corrector
+    from pytest_qualbench.engine.layer_match import LayerMatcher
     from pytest_qualbench.engine.porter import PorterLayer
     from pytest_qualbench.engine.trigram import TrigramLayer
 
@@ -77,6 +78,7 @@ class Engine:
         self._porter: PorterLayer | None = None
         self._trigram: TrigramLayer | None = None
         self._corrector: Corrector | None = None
+        self._matcher: LayerMatcher | None = None
         self._kinds: tuple[str, ...] = ()
         self._visible_masks: dict[tuple[str, ...], Mask] = {}
         load_libraries()
@@ -121,8 +123,9 @@ class Engine:
                 "score_gap_weight": self.score_gap_weight,
                 "score_gaps": "a layer's score minus its list's lowest, over the list's"
                 " standard deviation, times score_gap_weight, added to its rrf share",
-                "labels": "the layers matching the result in full (every term), else every"
-                " layer that ranked it",
+                "labels": "the layers whose FTS5 MATCH, built as capy builds it, returns the"
+                " result (all terms, or any term when neither returns it), else the layers"
+                " that ranked it",
             },
             "fuzzy": {
                 "library": "rapidfuzz Levenshtein",
@@ -208,6 +211,7 @@ class Engine:
         trigram: TrigramLayer,
     ) -> None:
         from pytest_qualbench.engine.fuzzy import Corrector
+        from pytest_qualbench.engine.layer_match import LayerMatcher
 
         self._chunks = chunks
         self._warnings = warnings
@@ -216,6 +220,7 @@ class Engine:
         self._porter = porter
         self._trigram = trigram
         self._corrector = Corrector(porter.word_frequency, porter.identifier_parts)
+        self._matcher = LayerMatcher(porter.word_terms, porter.term_ids)
 
     def index_state(self) -> IndexState:
         """The index as arrays and JSON, for the on-disk cache (`engine.snapshot`)."""
@@ -246,13 +251,37 @@ class Engine:
             ranked, corrected = self._eager(query, visible, depth, limit)
         else:
             ranked, corrected = self._fallback(query, visible, depth, limit)
+        returned = first_per_doc(ranked)[:limit]
+        labels = self._labels(query, corrected, returned)
         return Results(
             (
-                chunk_result(self._chunks[item.doc], layer=item.label, score=item.score)
-                for item in first_per_doc(ranked)[:limit]
+                chunk_result(self._chunks[item.doc], layer=label, score=item.score)
+                for item, label in zip(returned, labels, strict=True)
             ),
             corrected_query=corrected,
         )
+
+    def _labels(self, query: str, corrected: str | None, returned: Sequence[Fused]) -> list[str]:
+        """Each returned result's label: the layers whose FTS5 MATCH, as capy builds it,
+        returns the chunk (`layer_match`), for the query that found it, the corrected one
+        with `fuzzy+` before it.
+
+        Only the returned results are labeled, each from its own text: the ranking is
+        the fusion's, and a label reports on it without changing it.
+        """
+        assert self._matcher is not None
+        matcher = self._matcher
+        primary = matcher.query(query)
+        fixed = matcher.query(corrected) if corrected is not None else primary
+        labels = []
+        for item in returned:
+            chunk = self._chunks[item.doc]
+            if item.label.startswith(FUZZY_PREFIX):
+                fused = item.label[len(FUZZY_PREFIX) :]
+                labels.append(FUZZY_PREFIX + matcher.label(fixed, chunk, fused))
+            else:
+                labels.append(matcher.label(primary, chunk, item.label))
+        return labels
 
     def corrected_query(self, query: str) -> str | None:
         """The correction a search of `query` with the default limit and kinds makes, or None."""
