@@ -30,13 +30,12 @@ the engine, which knows which results came from it).
 
 from __future__ import annotations
 
-import functools
 import re
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from pytest_qualbench.engine.analysis import porter_stemmer, stem
+from pytest_qualbench.engine.analysis import stem
 from pytest_qualbench.engine.fusion import layer_label
 from pytest_qualbench.engine.types import Chunk
 
@@ -130,22 +129,11 @@ class CapyQuery:
     trigram: tuple[str, ...]
 
 
-@functools.lru_cache(maxsize=1)
-def irregular_prefixes() -> dict[str, str]:
-    """The stems of nltk's irregular forms that some of their words do not start with but
-    for the last character (`dying` is `die`), each with the prefix all of them share."""
-    pool: dict[str, str] = getattr(porter_stemmer(), "pool", {})
-    prefixes: dict[str, str] = {}
-    for word, stemmed in pool.items():
-        shared = prefixes.get(stemmed, stemmed[:-1])
-        if not word.startswith(shared):
-            # The longest prefix the two share, character by character.
-            same = next(
-                (at for at, (a, b) in enumerate(zip(word, shared, strict=False)) if a != b),
-                min(len(word), len(shared)),
-            )
-            prefixes[stemmed] = shared[:same]
-    return prefixes
+# The stems of nltk's irregular forms (its stemmer's `pool`) that some of their words do
+# not start with but for the last character (`dying` is `die`), each with the prefix all
+# of them share. Written out, not read from nltk: a restored index answers a query of
+# known words without importing nltk (tests/engine/test_capy_layers.py derives it).
+IRREGULAR_PREFIXES = {"die": "d", "lie": "l", "tie": "t"}
 
 
 def stem_prefix(stemmed: str) -> str:
@@ -154,10 +142,10 @@ def stem_prefix(stemmed: str) -> str:
     The Porter steps remove or replace suffixes, and every replacement keeps the first
     character of the suffix it replaces (`biliti` becomes `ble`), so only the last
     character of a stem can differ from its word's; nltk's few irregular forms are the
-    exceptions (`irregular_prefixes`). Over the 25,000 distinct words of
+    exceptions (`IRREGULAR_PREFIXES`). Over the 25,000 distinct words of
     ../shared/data's collections, only `dying` and `lying` are.
     """
-    return irregular_prefixes().get(stemmed, stemmed[:-1] or stemmed)
+    return IRREGULAR_PREFIXES.get(stemmed, stemmed[:-1] or stemmed)
 
 
 @dataclass(frozen=True)
@@ -202,7 +190,8 @@ class LayerMatcher:
         return layer_label(layers) if layers else fallback
 
     def key(self, token: str) -> Key:
-        """The term a token compares by."""
+        """The term a token compares by. Only a token the layer never indexed (a stopword
+        of this engine's list, mostly) is stemmed, which imports nltk on a restored index."""
         term = self.word_terms.get(token)
         if term is not None:
             return term

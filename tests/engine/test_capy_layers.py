@@ -18,7 +18,14 @@ from contextlib import closing, contextmanager
 import pytest
 
 from pytest_qualbench.engine import Engine
-from pytest_qualbench.engine.layer_match import capy_terms, fts5_tokens, trigram_pieces
+from pytest_qualbench.engine.analysis import porter_stemmer, stem
+from pytest_qualbench.engine.layer_match import (
+    IRREGULAR_PREFIXES,
+    capy_terms,
+    fts5_tokens,
+    stem_prefix,
+    trigram_pieces,
+)
 from tests.engine.conftest import MakeEntry
 
 POOL = "Connection pooling settings: maxIdleConns defaults to 10."
@@ -267,3 +274,14 @@ def test_single_chunk_labels_agree_with_sqlite(
     row = row_of(built, text)
     assert expected[row] == label
     assert engine_labels(built, query)[row] == label
+
+
+def test_every_word_of_nltks_irregular_forms_starts_with_its_stems_prefix() -> None:
+    pool: dict[str, str] = porter_stemmer().pool
+    assert all(word.startswith(stem_prefix(stemmed)) for word, stemmed in pool.items())
+    # The written-out exceptions are needed: each is a stem some pool word breaks.
+    assert all(
+        any(s == stemmed and not word.startswith(stemmed[:-1]) for word, s in pool.items())
+        for stemmed in IRREGULAR_PREFIXES
+    )
+    assert stem("dying") == "die"
