@@ -37,7 +37,7 @@ def timed_ms(engine: Engine, query: str) -> float:
 
 def figures(name: str, chunks: int, rounds: int) -> dict[str, object]:
     built = CORPORA[name](chunks)
-    engine = Engine()
+    engine = Engine(labels="fts5")
     engine.index(built.entries)
     labeling = engine._labels
     queries = [query.text for query in built.queries]

@@ -113,7 +113,7 @@ def test_unknown_key_is_a_usage_error_listing_the_accepted_keys(project: pytest.
     result.stderr.fnmatch_lines(
         [
             "*engine option 'k9': pytest_qualbench.engine:Engine accepts b, fusion_depth, fuzzy,"
-            " k1, k3, rrf_k, score_gap_weight, title_weight, trigram_full_weight_words*"
+            " k1, k3, labels, rrf_k, score_gap_weight, title_weight, trigram_full_weight_words*"
         ]
     )
 
@@ -199,3 +199,33 @@ def test_a_factory_taking_any_keyword_gets_every_key_typed_by_its_annotation() -
         "depth": 2,
         "k1": 1.1,
     }
+
+
+def test_labels_fts5_labels_a_case_as_sqlite_would(
+    pytester: pytest.Pytester, write_fixture: WriteFixture
+) -> None:
+    # capy's porter MATCH requires "of", which the chunk lacks: trigram alone returns it
+    # (tests/engine/test_capy_layers.py checks the rule against SQLite). The default
+    # labels by the fusion, for which both layers match it in full.
+    write_fixture(
+        "plaintext.jsonl",
+        [
+            entry(
+                "txt_001",
+                "Connection pooling settings: maxIdleConns defaults to 10.",
+                [case("txt_001_q1", "settings of pooling", ["maxIdleConns"], layer="trigram")],
+                content_type="plaintext",
+            ),
+            entry(
+                "txt_002",
+                "Structured logging ships every record to the collector.",
+                content_type="plaintext",
+            ),
+        ],
+    )
+    by_default = pytester.runpytest("--qualbench")
+    by_default.assert_outcomes(failed=1)
+    by_default.stdout.fnmatch_lines(["*layer*rrf(porter+trigram)*"])
+    by_fts5 = pytester.runpytest("--qualbench", "--qualbench-engine-option", "labels=fts5")
+    by_fts5.assert_outcomes(passed=1)
+    assert report(pytester)["metadata"]["engine"]["options"] == {"labels": "fts5"}

@@ -37,6 +37,13 @@ if TYPE_CHECKING:
 # `limit` results, and append the corrected results. docs/engine.md has the measurements.
 FuzzyMode = Literal["eager", "fallback"]
 FUZZY_MODES: tuple[FuzzyMode, ...] = get_args(FuzzyMode)
+# fusion: a result is labeled with the layers that match it in full among their ranked
+# lists, which costs nothing. fts5: with the layers whose SQLite FTS5 MATCH, built as
+# capy (the engine the fixture format comes from) builds it, returns the chunk
+# (`layer_match`), checked on each returned chunk's text: 1.3-1.4x the median query at
+# 10^5 chunks (docs/engine.md, "Layer labels, per result"). Rankings are the same.
+LabelRule = Literal["fusion", "fts5"]
+LABEL_RULES: tuple[LabelRule, ...] = get_args(LabelRule)
 # Chosen by leave-one-collection-out on CISI, MEDLINE, CACM and NPL (docs/engine.md,
 # "Choosing the defaults"): every fold chose score gaps added to RRF (weight 0.01 to
 # 0.1); the three fusion options together are the best geometric mean on all four.
@@ -61,9 +68,12 @@ class Engine:
         trigram_full_weight_words: int = DEFAULT_TRIGRAM_FULL_WEIGHT_WORDS,
         fuzzy: FuzzyMode = "eager",
         score_gap_weight: float = DEFAULT_SCORE_GAP_WEIGHT,
+        labels: LabelRule = "fusion",
     ) -> None:
         if fuzzy not in FUZZY_MODES:
             raise ValueError(f"fuzzy={fuzzy!r}: choose one of {', '.join(FUZZY_MODES)}")
+        if labels not in LABEL_RULES:
+            raise ValueError(f"labels={labels!r}: choose one of {', '.join(LABEL_RULES)}")
         self.k1 = k1
         self.b = b
         self.k3 = k3
@@ -73,6 +83,7 @@ class Engine:
         self.trigram_full_weight_words = trigram_full_weight_words
         self.fuzzy = fuzzy
         self.score_gap_weight = score_gap_weight
+        self.labels = labels
         self._chunks: tuple[Chunk, ...] = ()
         self._warnings: tuple[str, ...] = ()
         self._porter: PorterLayer | None = None
@@ -123,9 +134,15 @@ class Engine:
                 "score_gap_weight": self.score_gap_weight,
                 "score_gaps": "a layer's score minus its list's lowest, over the list's"
                 " standard deviation, times score_gap_weight, added to its rrf share",
-                "labels": "the layers whose FTS5 MATCH, built as capy builds it, returns the"
-                " result (all terms, or any term when neither returns it), else the layers"
-                " that ranked it",
+                "labels": self.labels,
+                "label_rule": (
+                    "the layers whose FTS5 MATCH, built as capy builds it, returns the"
+                    " result (all terms, or any term when neither returns it), else the"
+                    " layers that ranked it"
+                    if self.labels == "fts5"
+                    else "the layers matching the result in full (every term), else every"
+                    " layer that ranked it"
+                ),
             },
             "fuzzy": {
                 "library": "rapidfuzz Levenshtein",
@@ -252,7 +269,11 @@ class Engine:
         else:
             ranked, corrected = self._fallback(query, visible, depth, limit)
         returned = first_per_doc(ranked)[:limit]
-        labels = self._labels(query, corrected, returned)
+        labels = (
+            self._labels(query, corrected, returned)
+            if self.labels == "fts5"
+            else [item.label for item in returned]
+        )
         return Results(
             (
                 chunk_result(self._chunks[item.doc], layer=label, score=item.score)

@@ -87,7 +87,7 @@ def row_of(built: Engine, text: str) -> int:
 
 
 def indexed(make_entry: MakeEntry, *texts: str) -> Engine:
-    built = Engine(fuzzy="fallback")
+    built = Engine(fuzzy="fallback", labels="fts5")
     built.index([make_entry(f"e{n}", "plaintext", text) for n, text in enumerate(texts)])
     return built
 
@@ -285,3 +285,28 @@ def test_every_word_of_nltks_irregular_forms_starts_with_its_stems_prefix() -> N
         for stemmed in IRREGULAR_PREFIXES
     )
     assert stem("dying") == "die"
+
+
+def test_the_default_keeps_the_fusions_labels_and_the_rule_changes_no_ranking(
+    make_entry: MakeEntry,
+) -> None:
+    # "settings of pooling": the fusion says both layers match POOL in full; capy's porter
+    # MATCH requires "of", which POOL lacks (the shape `rrf-was-trigram` above).
+    entries = [make_entry(f"e{n}", "plaintext", text) for n, text in enumerate((POOL, LOGS))]
+    by_fusion, by_fts5 = Engine(fuzzy="fallback"), Engine(fuzzy="fallback", labels="fts5")
+    by_fusion.index(entries)
+    by_fts5.index(entries)
+    fusion_results = by_fusion.search("settings of pooling")
+    fts5_results = by_fts5.search("settings of pooling")
+    assert [r.layer for r in fusion_results][:1] == ["rrf(porter+trigram)"]
+    assert [r.layer for r in fts5_results][:1] == ["trigram"]
+    assert [(r.source, r.position, r.score) for r in fusion_results] == [
+        (r.source, r.position, r.score) for r in fts5_results
+    ]
+    assert by_fusion.labels == "fusion"
+    assert by_fts5.labels == "fts5"
+
+
+def test_an_unknown_label_rule_is_refused() -> None:
+    with pytest.raises(ValueError, match="labels='capy': choose one of fusion, fts5"):
+        Engine(labels="capy")  # type: ignore[arg-type]

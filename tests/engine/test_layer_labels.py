@@ -1,11 +1,10 @@
 """Per-result layer labels on corpora small enough to say by hand which layer matches what.
 
-A result is labeled with the layers whose FTS5 MATCH, built as capy builds it, returns
-its chunk (`engine.layer_match`): every term's stems for porter, every term as a
-substring for trigram; a layer that would return it only for some of the words does
-not count while another returns it for all, as the fixture guide has it: "single-
-layer values like porter are only correct when the other layer genuinely cannot
-match". tests/engine/test_capy_layers.py checks the rule against SQLite itself.
+A layer matches a chunk in full when the chunk holds every query term: every stem for
+the porter layer, every word as a substring for the trigram layer. A result is labeled
+with the layers that match it in full; a layer that only reaches it through its
+any-term fill (one shared word) does not count, as the fixture guide has it: "single-
+layer values like porter are only correct when the other layer genuinely cannot match".
 """
 
 from __future__ import annotations
