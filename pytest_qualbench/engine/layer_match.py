@@ -246,9 +246,10 @@ class LayerMatcher:
         start = lowered.find(first.prefix)
         while start >= 0:
             # A match inside a word is no token: a token starts after a non-alphanumeric.
-            if not start or not lowered[start - 1].isalnum():
-                word = _ASCII_RUN.match(lowered, start)
-                assert word is not None, "a prefix starts with a letter or digit"
+            # (A prefix that is no letter or digit, from a stem no ASCII token has, starts
+            # no token here.)
+            word = _ASCII_RUN.match(lowered, start)
+            if word is not None and (not start or not lowered[start - 1].isalnum()):
                 column_end = title_end if start < title_end else len(lowered)
                 if self.key(word.group()) == first.key and self._follows(
                     rest, lowered, word.end(), column_end

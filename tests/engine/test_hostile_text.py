@@ -2,8 +2,8 @@
 
 NUL bytes, lone surrogates, 100,000-character queries, one word a million times, a
 5,000-letter token, no document, one document and many identical ones: each must give
-a ranking (possibly empty) of chunks the engine holds, the same on either kernel, and
-never crash the process. The sanitizer stage of .ci/run runs this file too.
+a ranking (possibly empty) of chunks the engine holds, the same on either kernel and
+under either label rule, and never crash the process. The sanitizer stage of .ci/run runs this file too.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from pytest_qualbench.engine import (
     ALL_KINDS,
     Engine,
 )
+from pytest_qualbench.engine.builtin import LABEL_RULES
 from pytest_qualbench.fixtures.schema import Entry
 from tests.engine.conftest import MakeEntry
 from tests.kernels import BUILT_KERNELS, running_on
@@ -32,25 +33,33 @@ HOSTILE = {
 }
 
 
-def answers(
-    entries: list[Entry], queries: list[str]
-) -> list[list[tuple[str, int, float, str | None]]]:
-    """Each query's results as (source, position, score, layer), on each kernel; they must agree,
-    and every result must be a chunk the engine holds."""
-    found = []
-    for kernel in BUILT_KERNELS:
+Ranked = list[list[tuple[str, int, float, str | None]]]
+
+
+def answers(entries: list[Entry], queries: list[str]) -> Ranked:
+    """Each query's results as (source, position, score, layer), on each kernel and under
+    each label rule (`labels=fts5` reads every returned chunk's text): the kernels must
+    agree, the rules must rank alike, and every result must be a chunk the engine holds.
+    The default rule's answers are returned."""
+    found: dict[tuple[int, str], Ranked] = {}
+    for number, kernel in enumerate(BUILT_KERNELS):
         with running_on(kernel):
-            engine = Engine()
-            engine.index(entries)
-            held = {(chunk.source, chunk.position) for chunk in engine.chunks()}
-            ranked = []
-            for query in queries:
-                results = engine.search(query, kinds=ALL_KINDS)
-                assert all((result.source, result.position) in held for result in results)
-                ranked.append([(r.source, r.position, r.score, r.layer) for r in results])
-            found.append(ranked)
-    assert all(ranked == found[0] for ranked in found)
-    return found[0]
+            for rule in LABEL_RULES:
+                engine = Engine(labels=rule)
+                engine.index(entries)
+                held = {(chunk.source, chunk.position) for chunk in engine.chunks()}
+                ranked = []
+                for query in queries:
+                    results = engine.search(query, kinds=ALL_KINDS)
+                    assert all((result.source, result.position) in held for result in results)
+                    ranked.append([(r.source, r.position, r.score, r.layer) for r in results])
+                found[number, rule] = ranked
+    for (_, rule_of), ranked in found.items():
+        assert ranked == found[0, rule_of]
+        assert [[hit[:3] for hit in hits] for hits in ranked] == [
+            [hit[:3] for hit in hits] for hits in found[0, "fusion"]
+        ]
+    return found[0, "fusion"]
 
 
 @pytest.mark.parametrize("content_type", CONTENT_TYPES)
