@@ -59,3 +59,19 @@ def leave_one_out(
                 best_key, best_mean = key, mean
         folds.append(Fold(held_out, best_key, best_mean, ratios[best_key][held_out]))
     return folds
+
+
+def crossed(grid: Sequence[Setting], lever: Setting) -> list[dict[str, Any]]:
+    """Every setting of the grid with the lever's options set too (the lever's win)."""
+    return [{**setting, **lever} for setting in grid]
+
+
+def lowered_folds(before: Sequence[Fold], after: Sequence[Fold]) -> list[str]:
+    """The held-out collections whose ratio is lower after than before.
+
+    A lever ships only when it lowers no fold (docs/engine.md, "Choosing the
+    defaults"): a rise in the mean bought with one collection's loss is the
+    in-sample gain that does not transfer.
+    """
+    ratio_before = {fold.held_out: fold.held_out_ratio for fold in before}
+    return [fold.held_out for fold in after if fold.held_out_ratio < ratio_before[fold.held_out]]

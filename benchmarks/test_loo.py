@@ -6,7 +6,15 @@ import math
 
 import pytest
 
-from benchmarks.loo import Fold, geometric_mean, leave_one_out, setting_key
+from benchmarks.loo import (
+    Fold,
+    Setting,
+    crossed,
+    geometric_mean,
+    leave_one_out,
+    lowered_folds,
+    setting_key,
+)
 
 
 def test_geometric_mean_of_a_gain_and_an_equal_loss_is_one() -> None:
@@ -48,3 +56,28 @@ def test_a_tie_keeps_the_first_setting() -> None:
         "defaults",
         "defaults",
     ]
+
+
+def test_a_lever_is_crossed_with_every_setting_of_the_grid() -> None:
+    grid: list[Setting] = [{}, {"rrf_k": 20}, {"rrf_k": 20, "b": 0.75}]
+    # The lever's value wins over the grid's own.
+    assert crossed(grid, {"b": 0.6}) == [
+        {"b": 0.6},
+        {"rrf_k": 20, "b": 0.6},
+        {"rrf_k": 20, "b": 0.6},
+    ]
+
+
+def test_the_folds_a_lever_lowers_are_named() -> None:
+    grid = {
+        "defaults": {"a": 1.0, "b": 1.0, "c": 1.0},
+    }
+    # The lever wins a and b and loses c. Held out a: sqrt(1.1 * 0.9) < 1, the defaults.
+    # Held out b: sqrt(1.2 * 0.9) > 1, the lever, which scores 1.1 there (a rise). Held
+    # out c: sqrt(1.2 * 1.1) > 1, the lever, which scores 0.9 where the defaults did 1.0.
+    with_lever = {**grid, "lever": {"a": 1.2, "b": 1.1, "c": 0.9}}
+    before = leave_one_out(grid, ["a", "b", "c"])
+    after = leave_one_out(with_lever, ["a", "b", "c"])
+    assert [fold.setting_key for fold in after] == ["defaults", "lever", "lever"]
+    assert lowered_folds(before, after) == ["c"]
+    assert lowered_folds(before, before) == []

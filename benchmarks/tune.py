@@ -2,6 +2,7 @@
 
     python -m benchmarks.tune                           # LOO_GRID, its folds and held-out figures
     python -m benchmarks.tune --try "k1=1.5 b=0.6"      # the defaults and each setting given
+    python -m benchmarks.tune --lever "b=0.6"           # LOO_GRID, and LOO_GRID with b=0.6 too
     python -m benchmarks.tune --fixtures ...            # and each setting on bench_fixtures/
 
 Each collection of `<repo>/../shared/data` (or $QUALBENCH_SHARED_DATA; read in
@@ -10,6 +11,11 @@ chunked once; the peers (bm25s, tantivy) rank those chunks once; then every
 setting (keyword arguments of `Engine`) indexes the same chunks and is judged
 with the report's own metric code, case by case, as `benchmarks/quality.py`
 does for the quality benchmark. The folds are `benchmarks.loo.leave_one_out`.
+
+With `--lever`, each setting of LOO_GRID is also run with the lever's options set
+(`benchmarks.loo.crossed`; repeatable, every lever joins one candidate set), and the
+folds over the grid alone are compared with the folds over the grid and the levers:
+a lever ships only when it lowers no fold (`benchmarks.loo.lowered_folds`).
 """
 
 from __future__ import annotations
@@ -23,7 +29,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from benchmarks.loo import Setting, geometric_mean, leave_one_out, setting_key
+from benchmarks.loo import (
+    Fold,
+    Setting,
+    crossed,
+    geometric_mean,
+    leave_one_out,
+    lowered_folds,
+    setting_key,
+)
 from benchmarks.quality import (
     COLLECTIONS,
     LOO_GRID,
@@ -103,6 +117,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=[],
         help="'NAME=VALUE ...': one setting (repeatable); without any, LOO_GRID",
     )
+    parser.add_argument(
+        "--lever",
+        dest="levers",
+        action="append",
+        default=[],
+        help="'NAME=VALUE ...': LOO_GRID with these options too (repeatable), folds compared",
+    )
     parser.add_argument("--data", type=Path, default=SHARED_DATA)
     parser.add_argument(
         "--fixtures", action="store_true", help="also run bench_fixtures/ for every setting"
@@ -112,9 +133,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if missing:
         print(f"{', '.join(missing)} not found under {arguments.data}", file=sys.stderr)
         return 2
+    if arguments.tries and arguments.levers:
+        print("--try and --lever do not go together", file=sys.stderr)
+        return 2
+    levers = [parse_setting(text) for text in arguments.levers]
     settings: dict[str, Setting] = {"defaults": {}}
     tried: Sequence[Setting] = [parse_setting(text) for text in arguments.tries] or LOO_GRID
-    for setting in tried:
+    for setting in [*tried, *(s for lever in levers for s in crossed(LOO_GRID, lever))]:
         settings.setdefault(setting_key(setting), setting)
     with tempfile.TemporaryDirectory(prefix="qualbench-tune-") as workdir:
         started = time.perf_counter()
@@ -150,15 +175,35 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"  [{time.perf_counter() - started:.1f} s]",
                 flush=True,
             )
-        folds = leave_one_out(ratios, COLLECTIONS)
-        for fold in folds:
-            print(
-                f"held out {fold.held_out:<5} chose {fold.setting_key:<50}"
-                f" training gm {fold.training_mean:.4f}  held-out ratio {fold.held_out_ratio:.4f}"
-            )
-        held_out_mean = geometric_mean(fold.held_out_ratio for fold in folds)
-        print(f"geometric mean of the held-out ratios: {held_out_mean:.4f}")
+        if not levers:
+            print_folds(leave_one_out(ratios, COLLECTIONS))
+            return 0
+        grid_keys = {setting_key(setting) for setting in LOO_GRID}
+        print("the grid alone:")
+        before = leave_one_out(
+            {key: ratios[key] for key in settings if key in grid_keys}, COLLECTIONS
+        )
+        print_folds(before)
+        print("the grid and the levers:")
+        after = leave_one_out(ratios, COLLECTIONS)
+        print_folds(after)
+        lowered = lowered_folds(before, after)
+        print(f"lowered folds: {', '.join(lowered)}" if lowered else "no fold lowered")
     return 0
+
+
+def print_folds(folds: Sequence[Fold]) -> None:
+    for fold in folds:
+        print(
+            f"held out {fold.held_out:<5} chose {fold.setting_key:<50}"
+            f" training gm {fold.training_mean:.4f}  held-out ratio {fold.held_out_ratio:.4f}"
+        )
+    held_out_mean = geometric_mean(fold.held_out_ratio for fold in folds)
+    lowest = min(folds, key=lambda fold: fold.held_out_ratio)
+    print(
+        f"geometric mean of the held-out ratios: {held_out_mean:.4f};"
+        f" lowest fold {lowest.held_out} {lowest.held_out_ratio:.4f}"
+    )
 
 
 if __name__ == "__main__":
