@@ -69,14 +69,14 @@ def test_a_lever_is_crossed_with_every_setting_of_the_grid() -> None:
 
 
 def test_the_folds_a_lever_lowers_are_named() -> None:
-    grid = {
+    grid_ratios = {
         "defaults": {"a": 1.0, "b": 1.0, "c": 1.0},
     }
     # The lever wins a and b and loses c. Held out a: sqrt(1.1 * 0.9) < 1, the defaults.
     # Held out b: sqrt(1.2 * 0.9) > 1, the lever, which scores 1.1 there (a rise). Held
     # out c: sqrt(1.2 * 1.1) > 1, the lever, which scores 0.9 where the defaults did 1.0.
-    with_lever = {**grid, "lever": {"a": 1.2, "b": 1.1, "c": 0.9}}
-    before = leave_one_out(grid, ["a", "b", "c"])
+    with_lever = {**grid_ratios, "lever": {"a": 1.2, "b": 1.1, "c": 0.9}}
+    before = leave_one_out(grid_ratios, ["a", "b", "c"])
     after = leave_one_out(with_lever, ["a", "b", "c"])
     assert [fold.setting_key for fold in after] == ["defaults", "lever", "lever"]
     assert lowered_folds(before, after) == ["c"]

@@ -110,14 +110,16 @@ def parse_setting(text: str) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument(
+    # A lever is judged against the whole grid, a tried setting against the defaults.
+    chosen = parser.add_mutually_exclusive_group()
+    chosen.add_argument(
         "--try",
         dest="tries",
         action="append",
         default=[],
         help="'NAME=VALUE ...': one setting (repeatable); without any, LOO_GRID",
     )
-    parser.add_argument(
+    chosen.add_argument(
         "--lever",
         dest="levers",
         action="append",
@@ -132,9 +134,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     missing = missing_collections(arguments.data)
     if missing:
         print(f"{', '.join(missing)} not found under {arguments.data}", file=sys.stderr)
-        return 2
-    if arguments.tries and arguments.levers:
-        print("--try and --lever do not go together", file=sys.stderr)
         return 2
     levers = [parse_setting(text) for text in arguments.levers]
     settings: dict[str, Setting] = {"defaults": {}}
